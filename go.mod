@@ -1,0 +1,3 @@
+module github.com/iggo-dev/iggo
+
+go 1.26.8
