@@ -28,7 +28,7 @@ func (r *reader) name() string {
 	return r.str(n)
 }
 
-// shortBytes reads [len u8][bytes] allowing length 0 (passwords, tokens);
+// shortString reads [len u8][bytes] allowing length 0 (passwords, tokens);
 // the bytes must be UTF-8.
 func (r *reader) shortString() string { return r.str(int(r.u8())) }
 
