@@ -186,3 +186,19 @@ func appendShortString(dst []byte, s string) []byte {
 	dst = append(dst, byte(len(s)))
 	return append(dst, s...)
 }
+
+// Empty is the body of requests and replies that carry nothing (PING,
+// GET_STREAMS, LOGOUT, most metadata success payloads). It decodes only
+// from an empty slice.
+type Empty struct{}
+
+// AppendTo appends nothing.
+func (Empty) AppendTo(dst []byte) []byte { return dst }
+
+// Decode accepts only an empty body.
+func (Empty) Decode(src []byte) error {
+	if len(src) != 0 {
+		return ErrInvalidCommand
+	}
+	return nil
+}
