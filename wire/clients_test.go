@@ -30,7 +30,7 @@ func TestClientRoundTrip(t *testing.T) {
 
 func TestClientDecodeErrors(t *testing.T) {
 	dec := (&Client{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "address beyond body", body: sysHex("01000000 00000000 01 05000000 6162 00000000"), dec: dec},
 		{name: "address over limit", body: sysHex("01000000 00000000 01 01100000"), dec: dec},
@@ -38,7 +38,7 @@ func TestClientDecodeErrors(t *testing.T) {
 		{name: "missing group count", body: sysHex("01000000 00000000 01 00000000"), dec: dec},
 		{name: "trailing byte", body: sysHex("01000000 00000000 01 00000000 00000000 00"), dec: dec},
 	})
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "long address", validate: (&Client{Address: strings.Repeat("a", MaxClientAddressLen+1)}).Validate, want: ErrInvalidCommand},
 		{name: "address not utf8", validate: (&Client{Address: "\xff"}).Validate, want: ErrInvalidCommand},
 	})
@@ -89,7 +89,7 @@ func TestClientNotFound(t *testing.T) {
 func TestClientDetailsDecodeErrors(t *testing.T) {
 	dec := (&ClientDetails{}).Decode
 	head := func(count string) []byte { return sysHex("01000000 00000000 01 00000000" + count) }
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "count without entries", body: head("01000000"), dec: dec},
 		{name: "count beyond body", body: head("ffffffff"), dec: dec},
@@ -97,7 +97,7 @@ func TestClientDetailsDecodeErrors(t *testing.T) {
 		{name: "extra entry", body: append(head("01000000"), make([]byte, 24)...), dec: dec},
 		{name: "trailing byte", body: append(head("00000000"), 0), dec: dec},
 	})
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "long address", validate: (&ClientDetails{Address: strings.Repeat("a", MaxClientAddressLen+1)}).Validate, want: ErrInvalidCommand},
 	})
 }
@@ -120,7 +120,7 @@ func TestClientsDecodeErrors(t *testing.T) {
 	one := sampleClientLists["one"]
 	enc := one.AppendTo(nil)
 	dec := (&Clients{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "partial", body: enc[:len(enc)-1], dec: dec},
 		{name: "second partial", body: append(bytes.Clone(enc), enc[:9]...), dec: dec},
 	})
@@ -134,7 +134,7 @@ func TestGetClientRoundTrip(t *testing.T) {
 		}
 	}
 	dec := (&GetClient{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "short", body: sysHex("2a0000"), dec: dec},
 		{name: "long", body: sysHex("2a00000000"), dec: dec},

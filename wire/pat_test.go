@@ -43,14 +43,14 @@ func TestCreatePersonalAccessTokenExpiryLayout(t *testing.T) {
 
 func TestCreatePersonalAccessTokenErrors(t *testing.T) {
 	dec := (&CreatePersonalAccessToken{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "empty name", body: sysHex("00 0000000000000000"), dec: dec},
 		{name: "u32 expiry", body: sysHex("02 6369 01000000"), dec: dec},
 		{name: "trailing byte", body: sysHex("02 6369 0000000000000000 00"), dec: dec},
 		{name: "name not utf8", body: sysHex("01 ff 0000000000000000"), dec: dec},
 	})
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "empty name", validate: (&CreatePersonalAccessToken{}).Validate, want: ErrInvalidPersonalAccessTokenName},
 		{name: "long name", validate: (&CreatePersonalAccessToken{Name: strings.Repeat("t", 256)}).Validate, want: ErrInvalidPersonalAccessTokenName},
 	})
@@ -67,13 +67,13 @@ func TestDeletePersonalAccessToken(t *testing.T) {
 		}
 	}
 	dec := (&DeletePersonalAccessToken{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "empty name", body: sysHex("00"), dec: dec},
 		{name: "name beyond body", body: sysHex("03 6369"), dec: dec},
 		{name: "trailing byte", body: sysHex("02 6369 00"), dec: dec},
 	})
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "empty name", validate: (&DeletePersonalAccessToken{}).Validate, want: ErrInvalidPersonalAccessTokenName},
 		{name: "name not utf8", validate: (&DeletePersonalAccessToken{Name: "\xff"}).Validate, want: ErrInvalidPersonalAccessTokenName},
 	})
@@ -96,13 +96,13 @@ func TestRawToken(t *testing.T) {
 		})
 	}
 	dec := (&RawToken{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty payload", body: nil, dec: dec},
 		{name: "token beyond body", body: sysHex("05 6162"), dec: dec},
 		{name: "not utf8", body: sysHex("01 ff"), dec: dec},
 		{name: "trailing byte", body: sysHex("01 61 00"), dec: dec},
 	})
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "long", validate: (&RawToken{Token: strings.Repeat("x", 256)}).Validate, want: ErrInvalidPersonalAccessToken},
 		{name: "not utf8", validate: (&RawToken{Token: "\xff"}).Validate, want: ErrInvalidPersonalAccessToken},
 	})
@@ -134,13 +134,13 @@ func TestPersonalAccessTokensRoundTrip(t *testing.T) {
 
 func TestPersonalAccessTokensErrors(t *testing.T) {
 	dec := (&PersonalAccessTokens{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "missing expiry", body: sysHex("02 6369"), dec: dec},
 		{name: "short expiry", body: sysHex("02 6369 00000000"), dec: dec},
 		{name: "empty name", body: sysHex("00 0000000000000000"), dec: dec},
 		{name: "second entry partial", body: sysHex("02 6369 0000000000000000 01"), dec: dec},
 	})
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "empty name", validate: (&PersonalAccessTokens{{Name: "ok"}, {}}).Validate, want: ErrInvalidPersonalAccessTokenName},
 	})
 }

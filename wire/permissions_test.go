@@ -34,11 +34,11 @@ var samplePermissions = map[string]Permissions{
 			{StreamID: 1 << 19, SendMessages: true, Topics: []TopicPermissions{{TopicID: 4095, ManageTopic: true, ReadTopic: true, PollMessages: true, SendMessages: true}}},
 		},
 	},
-	"max topics in a stream": {Streams: []StreamPermissions{{StreamID: 1, Topics: topicRange(MaxPermissionTopics)}}},
+	"max topics in a stream": {Streams: []StreamPermissions{{StreamID: 1, Topics: permTopicRange(MaxPermissionTopics)}}},
 }
 
-// topicRange returns n topic entries with ids 0..n-1.
-func topicRange(n int) []TopicPermissions {
+// permTopicRange returns n topic entries with ids 0..n-1.
+func permTopicRange(n int) []TopicPermissions {
 	ts := make([]TopicPermissions, n)
 	for i := range ts {
 		ts[i] = TopicPermissions{TopicID: uint32(i), ReadTopic: i%2 == 0}
@@ -97,9 +97,9 @@ func TestPermissionsDecodeErrors(t *testing.T) {
 	with := func(off int, v byte) []byte { b := bytes.Clone(ex); b[off] = v; return b }
 	dupStreams := Permissions{Streams: []StreamPermissions{{StreamID: 5}, {StreamID: 6}, {StreamID: 5}}}
 	dupTopics := Permissions{Streams: []StreamPermissions{{StreamID: 5, Topics: []TopicPermissions{{TopicID: 2}, {TopicID: 1}, {TopicID: 2}}}}}
-	tooManyTopics := Permissions{Streams: []StreamPermissions{{StreamID: 1, Topics: topicRange(MaxPermissionTopics + 1)}}}
+	tooManyTopics := Permissions{Streams: []StreamPermissions{{StreamID: 1, Topics: permTopicRange(MaxPermissionTopics + 1)}}}
 	dec := (&Permissions{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "global only", body: ex[:10], dec: dec},
 		{name: "has_streams 2", body: sysHex("00000000000000000000 02"), dec: dec},
@@ -148,13 +148,13 @@ func TestPermissionsTooManyStreams(t *testing.T) {
 
 func TestPermissionsValidate(t *testing.T) {
 	v := func(p Permissions) func() error { return p.Validate }
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "ok", validate: v(samplePermissions["unsorted streams and topics (Go SDK map order)"])},
 		{name: "empty", validate: v(Permissions{})},
 		{name: "repeated stream id", validate: v(Permissions{Streams: []StreamPermissions{{StreamID: 1}, {StreamID: 1}}}), want: ErrInvalidCommand},
 		{name: "repeated topic id", validate: v(Permissions{Streams: []StreamPermissions{{StreamID: 1, Topics: []TopicPermissions{{TopicID: 3}, {TopicID: 3}}}}}), want: ErrInvalidCommand},
 		{name: "same topic id in two streams", validate: v(Permissions{Streams: []StreamPermissions{{StreamID: 1, Topics: []TopicPermissions{{TopicID: 3}}}, {StreamID: 2, Topics: []TopicPermissions{{TopicID: 3}}}}})},
-		{name: "too many topics", validate: v(Permissions{Streams: []StreamPermissions{{Topics: topicRange(MaxPermissionTopics + 1)}}}), want: ErrInvalidCommand},
+		{name: "too many topics", validate: v(Permissions{Streams: []StreamPermissions{{Topics: permTopicRange(MaxPermissionTopics + 1)}}}), want: ErrInvalidCommand},
 	})
 }
 

@@ -51,7 +51,7 @@ type sysDecodeErrCase struct {
 	want error
 }
 
-func runDecodeErrCases(t *testing.T, cases []sysDecodeErrCase) {
+func sysRunDecodeErrCases(t *testing.T, cases []sysDecodeErrCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +73,7 @@ type sysValidateCase struct {
 	want     error // nil = valid
 }
 
-func runValidateCases(t *testing.T, cases []sysValidateCase) {
+func sysRunValidateCases(t *testing.T, cases []sysValidateCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,7 +183,7 @@ func TestStatsDecodeErrors(t *testing.T) {
 	badUTF8 := bytes.Clone(enc)
 	badUTF8[112] = 0xff // first hostname byte
 	dec := (&Stats{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "fixed block only", body: enc[:statsFixedLen], dec: dec},
 		{name: "truncated tail", body: enc[:len(enc)-1], dec: dec},
@@ -196,7 +196,7 @@ func TestStatsDecodeErrors(t *testing.T) {
 }
 
 func TestStatsValidate(t *testing.T) {
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "ok", validate: func() error { s := sampleStats["full"]; return s.Validate() }},
 		{name: "long hostname", validate: func() error {
 			s := Stats{Hostname: strings.Repeat("h", MaxSystemStringLen+1)}
@@ -241,7 +241,7 @@ func TestClusterMetadataLayout(t *testing.T) {
 func TestClusterMetadataDecodeErrors(t *testing.T) {
 	tooMany := ClusterMetadata{Name: "x", Nodes: make([]ClusterNode, MaxClusterNodes+1)}
 	dec := (&ClusterMetadata{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "no node count", body: sysHex("01000000 63"), dec: dec},
 		{name: "count beyond body", body: sysHex("01000000 63 ffffffff"), dec: dec},
@@ -256,7 +256,7 @@ func TestClusterMetadataDecodeErrors(t *testing.T) {
 }
 
 func TestClusterMetadataValidate(t *testing.T) {
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "ok", validate: func() error { m := sampleClusterMetadata["three nodes"]; return m.Validate() }},
 		{name: "too many nodes", validate: func() error {
 			m := ClusterMetadata{Nodes: make([]ClusterNode, MaxClusterNodes+1)}
@@ -279,10 +279,10 @@ var sampleGetSnapshotFile = map[string]GetSnapshotFile{
 	"no types":   {Compression: SnapshotStored},
 	"every type": {Compression: SnapshotXz, Types: []SnapshotType{1, 2, 3, 4, 5, 6, 100}},
 	"repeated":   {Compression: SnapshotDeflated, Types: []SnapshotType{SnapshotServerLogs, SnapshotServerLogs}},
-	"max types":  {Compression: SnapshotBzip2, Types: slicesRepeat(SnapshotTest, MaxSnapshotTypes)},
+	"max types":  {Compression: SnapshotBzip2, Types: sysRepeat(SnapshotTest, MaxSnapshotTypes)},
 }
 
-func slicesRepeat[T any](v T, n int) []T {
+func sysRepeat[T any](v T, n int) []T {
 	s := make([]T, n)
 	for i := range s {
 		s[i] = v
@@ -306,7 +306,7 @@ func TestGetSnapshotFileRoundTrip(t *testing.T) {
 
 func TestGetSnapshotFileDecodeErrors(t *testing.T) {
 	dec := (&GetSnapshotFile{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "no count", body: sysHex("01"), dec: dec},
 		{name: "count beyond body", body: sysHex("01 02 64"), dec: dec},
@@ -320,7 +320,7 @@ func TestGetSnapshotFileDecodeErrors(t *testing.T) {
 }
 
 func TestGetSnapshotFileValidate(t *testing.T) {
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "ok", validate: func() error { g := sampleGetSnapshotFile["every type"]; return g.Validate() }},
 		{name: "bad compression", validate: func() error { g := GetSnapshotFile{Compression: 0}; return g.Validate() }, want: ErrInvalidCommand},
 		{name: "bad type", validate: func() error {
@@ -328,7 +328,7 @@ func TestGetSnapshotFileValidate(t *testing.T) {
 			return g.Validate()
 		}, want: ErrInvalidCommand},
 		{name: "too many types", validate: func() error {
-			g := GetSnapshotFile{Compression: SnapshotStored, Types: slicesRepeat(SnapshotAll, MaxSnapshotTypes+1)}
+			g := GetSnapshotFile{Compression: SnapshotStored, Types: sysRepeat(SnapshotAll, MaxSnapshotTypes+1)}
 			return g.Validate()
 		}, want: ErrInvalidCommand},
 	})
@@ -337,7 +337,7 @@ func TestGetSnapshotFileValidate(t *testing.T) {
 // TestGetSnapshotFileTruncatesTypes checks the documented truncation keeps
 // the output decodable.
 func TestGetSnapshotFileTruncatesTypes(t *testing.T) {
-	g := GetSnapshotFile{Compression: SnapshotStored, Types: slicesRepeat(SnapshotAll, MaxSnapshotTypes+3)}
+	g := GetSnapshotFile{Compression: SnapshotStored, Types: sysRepeat(SnapshotAll, MaxSnapshotTypes+3)}
 	var back GetSnapshotFile
 	if err := back.Decode(g.AppendTo(nil)); err != nil || len(back.Types) != MaxSnapshotTypes {
 		t.Errorf("decode truncated: %v, %d types", err, len(back.Types))

@@ -7,19 +7,19 @@ import (
 	"testing"
 )
 
-// optField builds one options TLV field [kind u8][len u32][data].
-func optField(kind byte, data string) []byte {
+// userOptField builds one options TLV field [kind u8][len u32][data].
+func userOptField(kind byte, data string) []byte {
 	b := []byte{kind}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(data)))
 	return append(b, data...)
 }
 
-// optPairs builds an options block of String keys with Uint8 values.
-func optPairs(keys ...string) []byte {
+// userOptPairs builds an options block of String keys with Uint8 values.
+func userOptPairs(keys ...string) []byte {
 	var b []byte
 	for _, k := range keys {
-		b = append(b, optField(2, k)...)
-		b = append(b, optField(9, "\x01")...)
+		b = append(b, userOptField(2, k)...)
+		b = append(b, userOptField(9, "\x01")...)
 	}
 	return b
 }
@@ -28,7 +28,7 @@ var sampleUsers = map[string]User{
 	"root":         {ID: 0, CreatedAt: 1, Status: UserActive, Username: "iggy"},
 	"inactive":     {ID: 7, CreatedAt: 1_700_000_000_000_000, Status: UserInactive, Username: "bob"},
 	"raw status":   {ID: 8, Status: 9, Username: "x"},
-	"with options": {ID: 3, Status: UserActive, Username: "ünïcode", Options: optPairs("a", "b")},
+	"with options": {ID: 3, Status: UserActive, Username: "ünïcode", Options: userOptPairs("a", "b")},
 	"max name":     {ID: 4, Status: UserActive, Username: strings.Repeat("n", MaxNameLen)},
 }
 
@@ -58,14 +58,14 @@ func TestUserDecodeErrors(t *testing.T) {
 	ok := sampleUsers["with options"]
 	enc := ok.AppendTo(nil)
 	dec := (&User{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "empty username", body: sysHex("01000000 0000000000000000 01 00 00000000"), dec: dec},
 		{name: "username not utf8", body: sysHex("01000000 0000000000000000 01 01 ff 00000000"), dec: dec},
 		{name: "missing options length", body: sysHex("01000000 0000000000000000 01 01 61"), dec: dec},
 		{name: "options length beyond body", body: sysHex("01000000 0000000000000000 01 01 61 07000000 02010000"), dec: dec},
 		{name: "options length over limit", body: sysHex("01000000 0000000000000000 01 01 61 a1860100"), dec: dec},
-		{name: "options key without value", body: append(sysHex("01000000 0000000000000000 01 01 61 07000000"), optField(2, "ab")...), dec: dec},
+		{name: "options key without value", body: append(sysHex("01000000 0000000000000000 01 01 61 07000000"), userOptField(2, "ab")...), dec: dec},
 		{name: "truncated", body: enc[:len(enc)-1], dec: dec},
 		{name: "trailing byte", body: append(bytes.Clone(enc), 0), dec: dec},
 	})
@@ -73,7 +73,7 @@ func TestUserDecodeErrors(t *testing.T) {
 
 func TestUserValidate(t *testing.T) {
 	v := func(u User) func() error { return u.Validate }
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "ok", validate: v(sampleUsers["with options"])},
 		{name: "empty username", validate: v(User{}), want: ErrInvalidUsername},
 		{name: "long username", validate: v(User{Username: strings.Repeat("u", MaxNameLen+1)}), want: ErrInvalidUsername},
@@ -138,7 +138,7 @@ func TestUserDetailsDecodeErrors(t *testing.T) {
 		return append(b, p...)
 	}
 	dec := (&UserDetails{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "header only", body: u, dec: dec},
 		{name: "flag 0 alone", body: withTail("00"), dec: dec},
@@ -198,7 +198,7 @@ func TestUsersDecodeErrors(t *testing.T) {
 	one := sampleUserLists["one"]
 	enc := one.AppendTo(nil)
 	dec := (&Users{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "partial header", body: enc[:len(enc)-2], dec: dec},
 		{name: "second header partial", body: append(bytes.Clone(enc), enc[:5]...), dec: dec},
 		{name: "bad second username", body: append(bytes.Clone(enc), sysHex("01000000 0000000000000000 01 00 00000000")...), dec: dec},
@@ -238,7 +238,7 @@ func TestGetUserDeleteUserErrors(t *testing.T) {
 		fn   func([]byte) error
 	}{{"GetUser", (&GetUser{}).Decode}, {"DeleteUser", (&DeleteUser{}).Decode}} {
 		t.Run(dec.name, func(t *testing.T) {
-			runDecodeErrCases(t, []sysDecodeErrCase{
+			sysRunDecodeErrCases(t, []sysDecodeErrCase{
 				{name: "empty", body: nil, dec: dec.fn},
 				{name: "numeric length 3", body: sysHex("01 03 010203"), dec: dec.fn},
 				{name: "unknown kind", body: sysHex("03 01 61"), dec: dec.fn},
@@ -247,7 +247,7 @@ func TestGetUserDeleteUserErrors(t *testing.T) {
 			})
 		})
 	}
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "GetUser empty name", validate: (&GetUser{UserID: NamedID("")}).Validate, want: ErrInvalidIdentifier},
 		{name: "DeleteUser zero identifier", validate: (&DeleteUser{}).Validate, want: ErrInvalidIdentifier},
 	})
@@ -258,7 +258,7 @@ var sampleCreateUsers = map[string]CreateUser{
 	"with permissions": {Username: "alice", Password: "secret", Status: UserActive, Permissions: &encodingsExamplePermissions},
 	"empty password":   {Username: "nopass", Status: UserActive},
 	"empty set":        {Username: "e", Password: "p", Status: UserActive, Permissions: &Permissions{}},
-	"options":          {Username: "opt", Password: "p", Status: UserActive, Options: optPairs("k")},
+	"options":          {Username: "opt", Password: "p", Status: UserActive, Options: userOptPairs("k")},
 	"max password":     {Username: "long", Password: strings.Repeat("p", MaxPasswordLen), Status: UserActive},
 }
 
@@ -291,7 +291,7 @@ func TestCreateUserRawStatus(t *testing.T) {
 
 func TestCreateUserDecodeErrors(t *testing.T) {
 	dec := (&CreateUser{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "empty username", body: sysHex("00 02 7077 01 00"), dec: dec},
 		{name: "password beyond body", body: sysHex("03 626f62 09 7077 01 00"), dec: dec},
@@ -301,9 +301,9 @@ func TestCreateUserDecodeErrors(t *testing.T) {
 		{name: "has_permissions 2", body: sysHex("03 626f62 02 7077 01 02"), dec: dec},
 		{name: "permissions length beyond body", body: sysHex("03 626f62 02 7077 01 01 20000000 00"), dec: dec},
 		{name: "permissions length short", body: append(sysHex("03 626f62 02 7077 01 01 1f000000"), encodingsExampleBytes...), dec: dec},
-		{name: "options odd fields", body: append(sysHex("03 626f62 02 7077 01 00"), optField(2, "k")...), dec: dec},
-		{name: "options key not string", body: append(sysHex("03 626f62 02 7077 01 00"), append(optField(1, "k"), optField(9, "\x01")...)...), dec: dec},
-		{name: "options trailing garbage", body: append(sysHex("03 626f62 02 7077 01 00"), append(optPairs("k"), 0)...), dec: dec},
+		{name: "options odd fields", body: append(sysHex("03 626f62 02 7077 01 00"), userOptField(2, "k")...), dec: dec},
+		{name: "options key not string", body: append(sysHex("03 626f62 02 7077 01 00"), append(userOptField(1, "k"), userOptField(9, "\x01")...)...), dec: dec},
+		{name: "options trailing garbage", body: append(sysHex("03 626f62 02 7077 01 00"), append(userOptPairs("k"), 0)...), dec: dec},
 	})
 }
 
@@ -311,7 +311,7 @@ func TestCreateUserValidate(t *testing.T) {
 	v := func(c CreateUser) func() error { return c.Validate }
 	ok := sampleCreateUsers["with permissions"]
 	bad := func(f func(*CreateUser)) CreateUser { c := ok; f(&c); return c }
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "ok", validate: v(ok)},
 		{name: "empty username", validate: v(bad(func(c *CreateUser) { c.Username = "" })), want: ErrInvalidUsername},
 		{name: "long username", validate: v(bad(func(c *CreateUser) { c.Username = strings.Repeat("u", 256) })), want: ErrInvalidUsername},
@@ -319,7 +319,7 @@ func TestCreateUserValidate(t *testing.T) {
 		{name: "password not utf8", validate: v(bad(func(c *CreateUser) { c.Password = "\xff" })), want: ErrInvalidPassword},
 		{name: "status 0", validate: v(bad(func(c *CreateUser) { c.Status = 0 })), want: ErrInvalidUserStatus},
 		{name: "status 3", validate: v(bad(func(c *CreateUser) { c.Status = 3 })), want: ErrInvalidUserStatus},
-		{name: "bad options", validate: v(bad(func(c *CreateUser) { c.Options = optField(2, "k") })), want: ErrInvalidCommand},
+		{name: "bad options", validate: v(bad(func(c *CreateUser) { c.Options = userOptField(2, "k") })), want: ErrInvalidCommand},
 		{name: "bad permissions", validate: v(bad(func(c *CreateUser) {
 			c.Permissions = &Permissions{Streams: []StreamPermissions{{StreamID: 1}, {StreamID: 1}}}
 		})), want: ErrInvalidCommand},
@@ -332,8 +332,8 @@ var sampleUpdateUsers = map[string]UpdateUser{
 	"status only":     {UserID: NamedID("bob"), Status: UserInactive},
 	"both":            {UserID: NamedID("bob"), Username: "robert", Status: UserActive},
 	"raw status":      {UserID: NumericID(1), Status: 200},
-	"options":         {UserID: NumericID(1), Options: optPairs("x", "y")},
-	"everything else": {UserID: NumericID(1), Username: "u", Status: UserActive, Options: optPairs("z")},
+	"options":         {UserID: NumericID(1), Options: userOptPairs("x", "y")},
+	"everything else": {UserID: NumericID(1), Username: "u", Status: UserActive, Options: userOptPairs("z")},
 }
 
 func TestUpdateUserRoundTrip(t *testing.T) {
@@ -358,7 +358,7 @@ func TestUpdateUserRoundTrip(t *testing.T) {
 
 func TestUpdateUserDecodeErrors(t *testing.T) {
 	dec := (&UpdateUser{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "missing flags", body: sysHex("01 04 02000000"), dec: dec},
 		{name: "missing status flag", body: sysHex("01 04 02000000 00"), dec: dec},
@@ -373,7 +373,7 @@ func TestUpdateUserDecodeErrors(t *testing.T) {
 
 func TestUpdateUserValidate(t *testing.T) {
 	v := func(u UpdateUser) func() error { return u.Validate }
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "ok", validate: v(sampleUpdateUsers["both"])},
 		{name: "nothing", validate: v(sampleUpdateUsers["nothing"])},
 		{name: "bad identifier", validate: v(UpdateUser{UserID: Identifier{Kind: 3}}), want: ErrInvalidIdentifier},
@@ -406,7 +406,7 @@ func TestUpdatePermissionsRoundTrip(t *testing.T) {
 
 func TestUpdatePermissionsErrors(t *testing.T) {
 	dec := (&UpdatePermissions{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "missing flag", body: sysHex("01 04 02000000"), dec: dec},
 		{name: "flag 2", body: sysHex("01 04 02000000 02"), dec: dec},
@@ -414,7 +414,7 @@ func TestUpdatePermissionsErrors(t *testing.T) {
 		{name: "flag 1 without length", body: sysHex("01 04 02000000 01"), dec: dec},
 		{name: "length mismatch", body: append(sysHex("01 04 02000000 01 21000000"), encodingsExampleBytes...), dec: dec},
 	})
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "bad identifier", validate: (&UpdatePermissions{}).Validate, want: ErrInvalidIdentifier},
 		{name: "bad permissions", validate: (&UpdatePermissions{UserID: NumericID(1), Permissions: &Permissions{
 			Streams: []StreamPermissions{{Topics: []TopicPermissions{{}, {}}}},
@@ -442,14 +442,14 @@ func TestChangePasswordRoundTrip(t *testing.T) {
 
 func TestChangePasswordErrors(t *testing.T) {
 	dec := (&ChangePassword{}).Decode
-	runDecodeErrCases(t, []sysDecodeErrCase{
+	sysRunDecodeErrCases(t, []sysDecodeErrCase{
 		{name: "empty", body: nil, dec: dec},
 		{name: "missing new", body: sysHex("01 04 01000000 01 61"), dec: dec},
 		{name: "new beyond body", body: sysHex("01 04 01000000 01 61 02 62"), dec: dec},
 		{name: "current not utf8", body: sysHex("01 04 01000000 01 ff 00"), dec: dec},
 		{name: "trailing byte", body: sysHex("01 04 01000000 00 00 00"), dec: dec},
 	})
-	runValidateCases(t, []sysValidateCase{
+	sysRunValidateCases(t, []sysValidateCase{
 		{name: "bad identifier", validate: (&ChangePassword{}).Validate, want: ErrInvalidIdentifier},
 		{name: "long current", validate: (&ChangePassword{UserID: NumericID(1), CurrentPassword: strings.Repeat("c", 256)}).Validate, want: ErrInvalidPassword},
 		{name: "long new", validate: (&ChangePassword{UserID: NumericID(1), NewPassword: strings.Repeat("n", 256)}).Validate, want: ErrInvalidPassword},
@@ -463,7 +463,7 @@ func TestValidUserOptions(t *testing.T) {
 		for i := range keys {
 			keys[i] = string(rune('A'+i/256)) + string(rune('a'+i%256))
 		}
-		return optPairs(keys...)
+		return userOptPairs(keys...)
 	}
 	for _, tc := range []struct {
 		name string
@@ -471,20 +471,20 @@ func TestValidUserOptions(t *testing.T) {
 		want bool
 	}{
 		{"empty", nil, true},
-		{"one pair", optPairs("k"), true},
-		{"two pairs", optPairs("k", "l"), true},
+		{"one pair", userOptPairs("k"), true},
+		{"two pairs", userOptPairs("k", "l"), true},
 		{"max pairs", manyPairs(MaxUserOptionPairs), true},
 		{"too many pairs", manyPairs(MaxUserOptionPairs + 1), false},
-		{"duplicate key", optPairs("k", "k"), false},
-		{"key without value", optField(2, "k"), false},
-		{"key kind 1", append(optField(1, "k"), optField(9, "\x01")...), false},
-		{"key not utf8", append(optField(2, "\xff"), optField(9, "\x01")...), false},
-		{"value kind 0", append(optField(2, "k"), optField(0, "\x01")...), false},
-		{"value kind 200 accepted", append(optField(2, "k"), optField(200, "\x01")...), true},
-		{"empty value", append(optField(2, "k"), optField(2, "")...), false},
-		{"value 256 bytes", append(optField(2, "k"), optField(1, strings.Repeat("v", 256))...), false},
-		{"value 255 bytes", append(optField(2, "k"), optField(1, strings.Repeat("v", 255))...), true},
-		{"field truncated", optPairs("k")[:9], false},
+		{"duplicate key", userOptPairs("k", "k"), false},
+		{"key without value", userOptField(2, "k"), false},
+		{"key kind 1", append(userOptField(1, "k"), userOptField(9, "\x01")...), false},
+		{"key not utf8", append(userOptField(2, "\xff"), userOptField(9, "\x01")...), false},
+		{"value kind 0", append(userOptField(2, "k"), userOptField(0, "\x01")...), false},
+		{"value kind 200 accepted", append(userOptField(2, "k"), userOptField(200, "\x01")...), true},
+		{"empty value", append(userOptField(2, "k"), userOptField(2, "")...), false},
+		{"value 256 bytes", append(userOptField(2, "k"), userOptField(1, strings.Repeat("v", 256))...), false},
+		{"value 255 bytes", append(userOptField(2, "k"), userOptField(1, strings.Repeat("v", 255))...), true},
+		{"field truncated", userOptPairs("k")[:9], false},
 		{"header truncated", []byte{2, 1, 0}, false},
 		{"over byte limit", make([]byte, MaxUserOptionsLen+1), false},
 	} {

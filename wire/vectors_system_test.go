@@ -29,44 +29,44 @@ var (
 			want := LoginRegisterWithPAT{Version: ClientVersionInfo{ProtocolVersion: in.ProtocolVersion, SDKName: in.SDKName, SDKVersion: in.SDKVersion}, Token: in.Token}
 			checkBody(t, v.Body, &want, &LoginRegisterWithPAT{})
 		},
-		"ping_before_login":          checkEmptyRequest,
-		"ping":                       checkEmptyRequest,
-		"get_stats":                  checkEmptyRequest,
-		"get_cluster_metadata":       checkEmptyRequest,
-		"get_users":                  checkEmptyRequest,
-		"get_personal_access_tokens": checkEmptyRequest,
-		"logout":                     checkEmptyRequest,
+		"ping_before_login":          sysCheckEmptyRequest,
+		"ping":                       sysCheckEmptyRequest,
+		"get_stats":                  sysCheckEmptyRequest,
+		"get_cluster_metadata":       sysCheckEmptyRequest,
+		"get_users":                  sysCheckEmptyRequest,
+		"get_personal_access_tokens": sysCheckEmptyRequest,
+		"logout":                     sysCheckEmptyRequest,
 		"get_client": func(t *testing.T, v requestVector) {
 			var in struct {
 				ClientID uint32 `json:"client_id"`
 			}
-			mustUnmarshal(t, v.Inputs, &in)
+			sysMustUnmarshal(t, v.Inputs, &in)
 			checkBody(t, v.Body, &GetClient{ClientID: in.ClientID}, &GetClient{})
 		},
 		"get_user": func(t *testing.T, v requestVector) {
 			var in struct {
 				UserID json.RawMessage `json:"user_id"`
 			}
-			mustUnmarshal(t, v.Inputs, &in)
-			checkBody(t, v.Body, &GetUser{UserID: inputIdentifier(t, in.UserID)}, &GetUser{})
+			sysMustUnmarshal(t, v.Inputs, &in)
+			checkBody(t, v.Body, &GetUser{UserID: sysInputIdentifier(t, in.UserID)}, &GetUser{})
 		},
 		"delete_user": func(t *testing.T, v requestVector) {
 			var in struct {
 				UserID json.RawMessage `json:"user_id"`
 			}
-			mustUnmarshal(t, v.Inputs, &in)
-			checkBody(t, v.Body, &DeleteUser{UserID: inputIdentifier(t, in.UserID)}, &DeleteUser{})
+			sysMustUnmarshal(t, v.Inputs, &in)
+			checkBody(t, v.Body, &DeleteUser{UserID: sysInputIdentifier(t, in.UserID)}, &DeleteUser{})
 		},
-		"create_user_with_permissions": checkCreateUserVector,
-		"create_user_no_permissions":   checkCreateUserVector,
+		"create_user_with_permissions": sysCheckCreateUser,
+		"create_user_no_permissions":   sysCheckCreateUser,
 		"update_user": func(t *testing.T, v requestVector) {
 			var in struct {
 				UserID   json.RawMessage `json:"user_id"`
 				Username *string         `json:"username"`
 				Status   *uint8          `json:"status"`
 			}
-			mustUnmarshal(t, v.Inputs, &in)
-			want := UpdateUser{UserID: inputIdentifier(t, in.UserID)}
+			sysMustUnmarshal(t, v.Inputs, &in)
+			want := UpdateUser{UserID: sysInputIdentifier(t, in.UserID)}
 			if in.Username != nil {
 				want.Username = *in.Username
 			}
@@ -77,11 +77,11 @@ var (
 		},
 		"update_permissions_none": func(t *testing.T, v requestVector) {
 			var in struct {
-				UserID      json.RawMessage   `json:"user_id"`
-				Permissions *permissionsInput `json:"permissions"`
+				UserID      json.RawMessage      `json:"user_id"`
+				Permissions *sysPermissionsInput `json:"permissions"`
 			}
-			mustUnmarshal(t, v.Inputs, &in)
-			want := UpdatePermissions{UserID: inputIdentifier(t, in.UserID), Permissions: in.Permissions.toPermissions()}
+			sysMustUnmarshal(t, v.Inputs, &in)
+			want := UpdatePermissions{UserID: sysInputIdentifier(t, in.UserID), Permissions: in.Permissions.toPermissions()}
 			checkBody(t, v.Body, &want, &UpdatePermissions{})
 		},
 		"change_password": func(t *testing.T, v requestVector) {
@@ -90,8 +90,8 @@ var (
 				CurrentPassword string          `json:"current_password"`
 				NewPassword     string          `json:"new_password"`
 			}
-			mustUnmarshal(t, v.Inputs, &in)
-			want := ChangePassword{UserID: inputIdentifier(t, in.UserID), CurrentPassword: in.CurrentPassword, NewPassword: in.NewPassword}
+			sysMustUnmarshal(t, v.Inputs, &in)
+			want := ChangePassword{UserID: sysInputIdentifier(t, in.UserID), CurrentPassword: in.CurrentPassword, NewPassword: in.NewPassword}
 			checkBody(t, v.Body, &want, &ChangePassword{})
 		},
 		"create_personal_access_token": func(t *testing.T, v requestVector) {
@@ -101,7 +101,7 @@ var (
 				// into the high half of the u64 field (vectors/README.md).
 				ExpiryArg uint32 `json:"expiry_go_u32_argument"`
 			}
-			mustUnmarshal(t, v.Inputs, &in)
+			sysMustUnmarshal(t, v.Inputs, &in)
 			want := CreatePersonalAccessToken{Name: in.Name, Expiry: uint64(in.ExpiryArg) << 32}
 			checkBody(t, v.Body, &want, &CreatePersonalAccessToken{})
 		},
@@ -109,7 +109,7 @@ var (
 			var in struct {
 				Name string `json:"name"`
 			}
-			mustUnmarshal(t, v.Inputs, &in)
+			sysMustUnmarshal(t, v.Inputs, &in)
 			checkBody(t, v.Body, &DeletePersonalAccessToken{Name: in.Name}, &DeletePersonalAccessToken{})
 		},
 	}
@@ -127,14 +127,14 @@ var (
 			want := LoginRegisterReply(sdk)
 			checkBody(t, v.Payload, &want, &LoginRegisterReply{})
 		},
-		"get_user_with_permissions": checkUserDetailsVector,
-		"get_user_no_permissions":   checkUserDetailsVector,
-		"create_user_ok":            checkUserDetailsVector,
+		"get_user_with_permissions": sysCheckUserDetails,
+		"get_user_no_permissions":   sysCheckUserDetails,
+		"create_user_ok":            sysCheckUserDetails,
 		"create_pat_ok": func(t *testing.T, v replyVector) {
 			var sdk struct {
 				Token string `json:"token"`
 			}
-			mustUnmarshal(t, v.SDKDecoded, &sdk)
+			sysMustUnmarshal(t, v.SDKDecoded, &sdk)
 			checkBody(t, v.Payload, &RawToken{Token: sdk.Token}, &RawToken{})
 		},
 		"get_pats": func(t *testing.T, v replyVector) {
@@ -160,7 +160,7 @@ var (
 					GroupID  uint32 `json:"groupId"`
 				} `json:"consumerGroups"`
 			}
-			mustUnmarshal(t, v.SDKDecoded, &sdk)
+			sysMustUnmarshal(t, v.SDKDecoded, &sdk)
 			want := ClientDetails{ClientID: sdk.ID, UserID: sdk.UserID, Address: sdk.Address}
 			switch sdk.Transport {
 			case "tcp":
@@ -220,29 +220,29 @@ func checkBody[B Body](t *testing.T, wire []byte, want, fresh B) {
 	}
 }
 
-// checkEmptyRequest checks a vector whose request body is empty.
-func checkEmptyRequest(t *testing.T, v requestVector) {
+// sysCheckEmptyRequest checks a vector whose request body is empty.
+func sysCheckEmptyRequest(t *testing.T, v requestVector) {
 	checkBody(t, v.Body, Empty{}, Empty{})
 }
 
-// checkCreateUserVector checks a CREATE_USER request vector.
-func checkCreateUserVector(t *testing.T, v requestVector) {
+// sysCheckCreateUser checks a CREATE_USER request vector.
+func sysCheckCreateUser(t *testing.T, v requestVector) {
 	var in struct {
-		Username    string            `json:"username"`
-		Password    string            `json:"password"`
-		Status      uint8             `json:"status"`
-		Permissions *permissionsInput `json:"permissions"`
+		Username    string               `json:"username"`
+		Password    string               `json:"password"`
+		Status      uint8                `json:"status"`
+		Permissions *sysPermissionsInput `json:"permissions"`
 	}
-	mustUnmarshal(t, v.Inputs, &in)
+	sysMustUnmarshal(t, v.Inputs, &in)
 	want := CreateUser{Username: in.Username, Password: in.Password, Status: UserStatus(in.Status), Permissions: in.Permissions.toPermissions()}
 	checkBody(t, v.Body, &want, &CreateUser{})
 }
 
-// checkUserDetailsVector checks a UserDetails reply payload against the Go
+// sysCheckUserDetails checks a UserDetails reply payload against the Go
 // SDK's decoded user. The SDK's status enum is 0 = active, 1 = inactive
 // (wire bytes 1 and 2); its permission maps are keyed by id and become
 // entries in ascending id order, the order the vectors are written in.
-func checkUserDetailsVector(t *testing.T, v replyVector) {
+func sysCheckUserDetails(t *testing.T, v replyVector) {
 	var sdk struct {
 		ID          uint32 `json:"Id"`
 		CreatedAt   uint64
@@ -256,15 +256,15 @@ func checkUserDetailsVector(t *testing.T, v replyVector) {
 			}
 		}
 	}
-	mustUnmarshal(t, v.SDKDecoded, &sdk)
+	sysMustUnmarshal(t, v.SDKDecoded, &sdk)
 	want := UserDetails{User: User{ID: sdk.ID, CreatedAt: sdk.CreatedAt, Status: UserStatus(sdk.Status + 1), Username: sdk.Username}}
 	if p := sdk.Permissions; p != nil {
 		want.Permissions = &Permissions{Global: p.Global}
-		for _, sid := range sortedIDKeys(t, p.Streams) {
+		for _, sid := range sysSortedIDKeys(t, p.Streams) {
 			s := p.Streams[strconv.FormatUint(uint64(sid), 10)]
 			sp := StreamPermissions{StreamID: sid, ManageStream: s.ManageStream, ReadStream: s.ReadStream,
 				ManageTopics: s.ManageTopics, ReadTopics: s.ReadTopics, PollMessages: s.PollMessages, SendMessages: s.SendMessages}
-			for _, tid := range sortedIDKeys(t, s.Topics) {
+			for _, tid := range sysSortedIDKeys(t, s.Topics) {
 				tp := s.Topics[strconv.FormatUint(uint64(tid), 10)]
 				tp.TopicID = tid
 				sp.Topics = append(sp.Topics, tp)
@@ -275,8 +275,8 @@ func checkUserDetailsVector(t *testing.T, v replyVector) {
 	checkBody(t, v.Payload, &want, &UserDetails{})
 }
 
-// sortedIDKeys returns the numeric keys of a JSON id-keyed map, ascending.
-func sortedIDKeys[V any](t *testing.T, m map[string]V) []uint32 {
+// sysSortedIDKeys returns the numeric keys of a JSON id-keyed map, ascending.
+func sysSortedIDKeys[V any](t *testing.T, m map[string]V) []uint32 {
 	t.Helper()
 	ids := make([]uint32, 0, len(m))
 	for k := range m {
@@ -290,9 +290,9 @@ func sortedIDKeys[V any](t *testing.T, m map[string]V) []uint32 {
 	return ids
 }
 
-// permissionsInput is a permission set as requests.json inputs spell it:
+// sysPermissionsInput is a permission set as requests.json inputs spell it:
 // snake_case keys, only the true booleans present.
-type permissionsInput struct {
+type sysPermissionsInput struct {
 	Global struct {
 		ManageServers bool `json:"manage_servers"`
 		ReadServers   bool `json:"read_servers"`
@@ -324,7 +324,7 @@ type permissionsInput struct {
 }
 
 // toPermissions converts the input form; nil stays nil (no permissions).
-func (in *permissionsInput) toPermissions() *Permissions {
+func (in *sysPermissionsInput) toPermissions() *Permissions {
 	if in == nil {
 		return nil
 	}
@@ -340,9 +340,9 @@ func (in *permissionsInput) toPermissions() *Permissions {
 	return p
 }
 
-// inputIdentifier converts an identifier input: a JSON number is a numeric
+// sysInputIdentifier converts an identifier input: a JSON number is a numeric
 // id, a JSON string a named one.
-func inputIdentifier(t *testing.T, raw json.RawMessage) Identifier {
+func sysInputIdentifier(t *testing.T, raw json.RawMessage) Identifier {
 	t.Helper()
 	var num uint32
 	if err := json.Unmarshal(raw, &num); err == nil {
@@ -355,8 +355,8 @@ func inputIdentifier(t *testing.T, raw json.RawMessage) Identifier {
 	return NamedID(name)
 }
 
-// mustUnmarshal decodes a vector's JSON field into dst.
-func mustUnmarshal(t *testing.T, raw json.RawMessage, dst any) {
+// sysMustUnmarshal decodes a vector's JSON field into dst.
+func sysMustUnmarshal(t *testing.T, raw json.RawMessage, dst any) {
 	t.Helper()
 	if err := json.Unmarshal(raw, dst); err != nil {
 		t.Fatalf("vector json %s: %v", raw, err)
