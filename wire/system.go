@@ -5,6 +5,16 @@ import (
 	"unicode/utf8"
 )
 
+// Bodies of the system, user, personal-access-token and client commands
+// (commands.md "System", "Users", "Personal access tokens"). Requests that
+// carry nothing use Empty: PING (1), GET_STATS (10), GET_CLUSTER_METADATA
+// (12), GET_ME (20), GET_CLIENTS (22), GET_USERS (32), LOGOUT_USER (39) and
+// GET_PERSONAL_ACCESS_TOKENS (41). Their replies: PING and LOGOUT_USER
+// empty, GET_STATS Stats, GET_CLUSTER_METADATA ClusterMetadata, GET_ME
+// ClientDetails, GET_CLIENTS Clients, GET_USERS Users, GET_PERSONAL_ACCESS_TOKENS
+// PersonalAccessTokens. This file holds the system ones; users.go, pat.go,
+// clients.go and permissions.go the rest.
+
 // Limits of the system bodies.
 const (
 	// MaxSystemStringLen bounds each [len u32][UTF-8] string of Stats and
