@@ -21,7 +21,7 @@ var (
 		"get_streams": func(t *testing.T, v requestVector) {
 			checkBody(t, v.Body, &Empty{}, &Empty{})
 		},
-		"get_topic": checkTopicRequest(func(s, tp Identifier) Body { return &GetTopic{StreamID: s, TopicID: tp} }, func() Body { return &GetTopic{} }),
+		"get_topic":  checkTopicRequest(func(s, tp Identifier) Body { return &GetTopic{StreamID: s, TopicID: tp} }, func() Body { return &GetTopic{} }),
 		"get_topics": checkStreamRequest(func(s Identifier) Body { return &GetTopics{StreamID: s} }, func() Body { return &GetTopics{} }),
 		"get_consumer_group": checkGroupRequest(func(s, tp, g Identifier) Body {
 			return &GetConsumerGroup{StreamID: s, TopicID: tp, GroupID: g}
@@ -48,7 +48,7 @@ var (
 			want := UpdateStream{StreamID: idFromInput(t, in.StreamID), Name: in.Name, Options: optionsFromInputs(t, in.Options)}
 			checkBody(t, v.Body, &want, &UpdateStream{})
 		},
-		"delete_stream": checkStreamRequest(func(s Identifier) Body { return &DeleteStream{StreamID: s} }, func() Body { return &DeleteStream{} }),
+		"delete_stream":             checkStreamRequest(func(s Identifier) Body { return &DeleteStream{StreamID: s} }, func() Body { return &DeleteStream{} }),
 		"create_topic_defaults":     checkCreateTopic,
 		"create_topic_with_options": checkCreateTopic,
 		"update_topic": func(t *testing.T, v requestVector) {
