@@ -356,6 +356,17 @@ func NewTopicOptions(o Options, partitionsCount uint32) (TopicOptions, error) {
 	return t, nil
 }
 
+// FillTopic copies the effective settings and both option blocks into the
+// matching TopicHeader fields (message_expiry, compression_algorithm,
+// max_topic_size, explicit and derived options).
+func (t *TopicOptions) FillTopic(h *Topic) {
+	h.MessageExpiry = t.Settings.MessageExpiry
+	h.CompressionAlgorithm = t.Settings.CompressionAlgorithm
+	h.MaxTopicSize = t.Settings.MaxTopicSize
+	h.Options = t.Explicit
+	h.DerivedOptions = t.Derived
+}
+
 // ValidateTopicUpdate checks an UPDATE_TOPIC options block without the
 // topic at hand: structural rules; a key outside the catalog or a
 // create-only key → ErrUnsupportedOptionKey (4041); a bad value →
@@ -398,6 +409,9 @@ func (t *TopicOptions) Update(o Options) error {
 		return err
 	}
 	t.Settings = s
+	// Copy before patching so slices shared with the caller stay intact.
+	t.Explicit = append(Options(nil), t.Explicit...)
+	t.Derived = append(Options(nil), t.Derived...)
 	for _, opt := range o {
 		opt.Value = append([]byte(nil), opt.Value...)
 		t.Explicit = putOption(t.Explicit, opt)

@@ -480,3 +480,31 @@ func TestTopicSettingsOptionsCoverCatalog(t *testing.T) {
 		}
 	}
 }
+
+func TestTopicOptionsSharingAndFillTopic(t *testing.T) {
+	base, err := NewTopicOptions(Options{StringOption(TopicOptCompressionAlgorithm, "gzip")}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	derived := append(Options(nil), base.Derived...)
+	shared := base // shares the Explicit and Derived backing arrays
+	if err := shared.Update(Options{Uint64Option(TopicOptMessageExpiry, 5)}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmpDiff(derived, base.Derived); d != "" {
+		t.Errorf("Update changed a slice shared with the original:\n%s", d)
+	}
+	var h Topic
+	shared.FillTopic(&h)
+	want := Topic{
+		MessageExpiry: 5, CompressionAlgorithm: CompressionGzip, MaxTopicSize: SizeUnlimited,
+		Options:        Options{StringOption(TopicOptCompressionAlgorithm, "gzip"), Uint64Option(TopicOptMessageExpiry, 5)},
+		DerivedOptions: shared.Derived,
+	}
+	if d := cmpDiff(want, h); d != "" {
+		t.Errorf("FillTopic (-want +got):\n%s", d)
+	}
+	if _, ok := h.DerivedOptions.Get(TopicOptMessageExpiry); ok || len(h.DerivedOptions) != 6 {
+		t.Errorf("derived = %+v", h.DerivedOptions)
+	}
+}

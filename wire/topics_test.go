@@ -177,3 +177,59 @@ func TestTopicValidate(t *testing.T) {
 		})
 	}
 }
+
+func benchTopicDetails() TopicDetails {
+	d := TopicDetails{Topic: sampleTopic(1, 0)}
+	for i := range uint32(16) {
+		d.Partitions = append(d.Partitions, samplePartition(i))
+	}
+	return d
+}
+
+func BenchmarkEncodeTopicDetails(b *testing.B) {
+	d := benchTopicDetails()
+	buf := d.AppendTo(nil)
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = d.AppendTo(buf[:0])
+	}
+}
+
+func BenchmarkDecodeTopicDetails(b *testing.B) {
+	d := benchTopicDetails()
+	buf := d.AppendTo(nil)
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	var got TopicDetails
+	for b.Loop() {
+		if err := got.Decode(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeCreateTopic(b *testing.B) {
+	c := CreateTopic{StreamID: NumericID(1), PartitionsCount: 3, Name: "events", Options: Options{
+		StringOption(TopicOptCompressionAlgorithm, "gzip"), Uint64Option(TopicOptMessageExpiry, 3600000000), Uint64Option(TopicOptMaxTopicSize, 1<<30),
+	}}
+	buf := c.AppendTo(nil)
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	var got CreateTopic
+	for b.Loop() {
+		if err := got.Decode(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkNewTopicOptions(b *testing.B) {
+	o := Options{StringOption(TopicOptCompressionAlgorithm, "gzip"), StringOption(TopicOptMessageExpiry, "7 days"), StringOption(TopicOptSegmentSize, "128MiB")}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewTopicOptions(o, 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
