@@ -46,7 +46,9 @@ type Partitioning struct {
 func BalancedPartitioning() Partitioning { return Partitioning{Kind: PartitionBalanced} }
 
 // PartitioningByID returns partitioning to a fixed partition.
-func PartitioningByID(id uint32) Partitioning { return Partitioning{Kind: PartitionByID, PartitionID: id} }
+func PartitioningByID(id uint32) Partitioning {
+	return Partitioning{Kind: PartitionByID, PartitionID: id}
+}
 
 // PartitioningByKey returns key partitioning; key must be 1..255 bytes.
 func PartitioningByKey(key []byte) Partitioning { return Partitioning{Kind: PartitionByKey, Key: key} }
