@@ -146,7 +146,9 @@ type SendConfirmation struct {
 // SendMessagesReply is the success payload of SEND_MESSAGES, not
 // result-framed (commands.md §101): [confirmations_count u32] then 20-byte
 // confirmations. The reference server sends one. An empty body is
-// invalid; trailing bytes are invalid.
+// invalid; trailing bytes are invalid. A count of 0 (a 4-byte body) is
+// accepted: the spec does not forbid it, and a partition-plane duplicate
+// is answered without offset confirmations (upstream-framing.md).
 type SendMessagesReply struct {
 	Confirmations []SendConfirmation
 }
