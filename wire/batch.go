@@ -198,16 +198,24 @@ func readMessageHeader(b []byte) MessageHeader {
 // MessageChecksum computes a frame checksum (messages.md, "Frame
 // checksum"): XXH3-64 (seed 0) of frame[8:], i.e. the 40 header bytes after
 // the checksum field, the payload and the user headers. frame must be one
-// whole frame of at least 8 bytes.
-func MessageChecksum(frame []byte) uint64 { return xxh3.Hash(frame[MessageOffChecksum+8:]) }
+// whole frame; a slice shorter than a frame header hashes to 0.
+func MessageChecksum(frame []byte) uint64 {
+	if len(frame) < MessageHeaderSize {
+		return 0
+	}
+	return xxh3.Hash(frame[MessageOffChecksum+8:])
+}
 
 // BatchChecksum computes the batch checksum of a batch whose frames tile
 // batch[256:] (messages.md, "Batch checksum"): XXH3-64 of header bytes
 // 0..40 and 48..52 followed by each frame's 8 checksum bytes as stored.
 // The stored batch checksum and reserved bytes are not hashed. Frames are
 // walked with bounds checks; a walk that cannot continue hashes the frames
-// seen so far. batch must hold at least 256 bytes.
+// seen so far. A slice shorter than a batch header hashes to 0.
 func BatchChecksum(batch []byte) uint64 {
+	if len(batch) < BatchHeaderSize {
+		return 0
+	}
 	var h batchHasher
 	h.start(batch)
 	blob := batch[BatchHeaderSize:]

@@ -556,6 +556,9 @@ func TestBatchViewZeroValue(t *testing.T) {
 	if _, ok := it.Next(); ok {
 		t.Errorf("zero view yields a frame")
 	}
+	if BatchChecksum(make([]byte, 255)) != 0 || MessageChecksum(make([]byte, 47)) != 0 {
+		t.Errorf("short inputs hash to non-zero")
+	}
 }
 
 func TestMessageIterZeroAlloc(t *testing.T) {

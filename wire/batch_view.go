@@ -66,12 +66,7 @@ func (v Batch) Frames() []byte {
 
 // ComputeChecksum recomputes the batch checksum over the current header
 // fields and frame checksums (BatchChecksum).
-func (v Batch) ComputeChecksum() uint64 {
-	if len(v.b) < BatchHeaderSize {
-		return 0
-	}
-	return BatchChecksum(v.b)
-}
+func (v Batch) ComputeChecksum() uint64 { return BatchChecksum(v.b) }
 
 // Messages returns an iterator over the frames.
 func (v Batch) Messages() MessageIter { return MessageIter{blob: v.Frames()} }
@@ -97,7 +92,8 @@ func (it *MessageIter) Next() (m MessageView, ok bool) {
 }
 
 // MessageView is a zero-copy view of one frame: [48-byte header][payload]
-// [user headers].
+// [user headers]. Only MessageIter makes non-zero views; the methods of
+// the zero MessageView must not be called.
 type MessageView struct {
 	b     []byte
 	index int
