@@ -37,15 +37,15 @@ type Notice struct {
 // relocated lists keys of older releases whose meaning moved to topic
 // options; like the reference, their presence refuses boot (config.md §6).
 var relocated = map[string]string{
-	"system.topic.max_size":                             "the topic option max_topic_size",
-	"system.topic.message_expiry":                       "the topic option message_expiry",
-	"system.partition.enforce_fsync":                    "the topic option enforce_fsync",
-	"system.partition.messages_required_to_save":        "the topic option messages_required_to_save",
+	"system.topic.max_size":                              "the topic option max_topic_size",
+	"system.topic.message_expiry":                        "the topic option message_expiry",
+	"system.partition.enforce_fsync":                     "the topic option enforce_fsync",
+	"system.partition.messages_required_to_save":         "the topic option messages_required_to_save",
 	"system.partition.size_of_messages_required_to_save": "the topic option size_of_messages_required_to_save",
-	"system.segment.size":                               "the topic option segment_size",
-	"system.segment.preallocate":                        "the topic option preallocate_segments",
-	"system.message_deduplication":                      "nothing (server-side message deduplication was removed)",
-	"extra":                                             "nothing (the section was removed)",
+	"system.segment.size":                                "the topic option segment_size",
+	"system.segment.preallocate":                         "the topic option preallocate_segments",
+	"system.message_deduplication":                       "nothing (server-side message deduplication was removed)",
+	"extra":                                              "nothing (the section was removed)",
 }
 
 // unused lists reference sections and keys this build accepts and ignores
