@@ -216,3 +216,26 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+func TestRootCredentials(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		env        []string
+		user, pass string
+		ok         bool
+	}{
+		{"defaults", nil, "iggy", "iggy", true},
+		{"pair", []string{"IGGY_ROOT_USERNAME=admin", "IGGY_ROOT_PASSWORD=secret"}, "admin", "secret", true},
+		{"only user", []string{"IGGY_ROOT_USERNAME=admin"}, "", "", false},
+		{"only password", []string{"IGGY_ROOT_PASSWORD=secret"}, "", "", false},
+		{"short user", []string{"IGGY_ROOT_USERNAME=ad", "IGGY_ROOT_PASSWORD=secret"}, "", "", false},
+		{"long password", []string{"IGGY_ROOT_USERNAME=admin", "IGGY_ROOT_PASSWORD=" + strings.Repeat("x", 101)}, "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, p, err := RootCredentials(tc.env)
+			if (err == nil) != tc.ok || u != tc.user || p != tc.pass {
+				t.Fatalf("RootCredentials = %q %q %v", u, p, err)
+			}
+		})
+	}
+}
