@@ -37,13 +37,13 @@ const DefaultShutdownTimeout = 10 * time.Second
 type Option func(*options)
 
 type options struct {
-	logger         *slog.Logger
-	now            func() time.Time
-	params         auth.Params
-	rootUser       string
-	rootPass       string
-	rootSet        bool
-	inGroup        func(wire.Uint128) bool
+	logger   *slog.Logger
+	now      func() time.Time
+	params   auth.Params
+	rootUser string
+	rootPass string
+	rootSet  bool
+	inGroup  func(wire.Uint128) bool
 }
 
 // WithLogger sets the logger (slog.Default otherwise).
