@@ -86,19 +86,25 @@ func (s *Server) Serve() error {
 			nc.Close()
 			continue
 		}
-		s.mu.Lock()
-		if s.shutdown {
-			s.mu.Unlock()
-			nc.Close()
-			continue
+		if c := s.track(nc); c != nil {
+			go c.run()
 		}
-		c := newConn(s, nc)
-		s.conns[c] = struct{}{}
-		s.active.Add(1)
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go c.run()
 	}
+}
+
+// track registers a new connection; nil (and nc closed) after Shutdown.
+func (s *Server) track(nc net.Conn) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown {
+		nc.Close()
+		return nil
+	}
+	c := newConn(s, nc)
+	s.conns[c] = struct{}{}
+	s.active.Add(1)
+	s.wg.Add(1)
+	return c
 }
 
 func (s *Server) remove(c *conn) {
