@@ -10,6 +10,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -83,7 +84,8 @@ type Broker struct {
 	tcp      *tcp.Server
 
 	runMu   sync.Mutex
-	started bool
+	started bool // guarded by runMu
+	stopped bool // guarded by runMu: Shutdown has begun
 	cancel  context.CancelFunc // stops background work; guarded by runMu
 	bg      sync.WaitGroup
 	done    chan struct{}
@@ -209,10 +211,13 @@ func (b *Broker) Run(ctx context.Context) error {
 		return errors.New("broker: Run called twice")
 	}
 	b.started = true
+	if b.stopped {
+		b.runMu.Unlock()
+		<-b.done
+		return b.stopErr
+	}
 	bgCtx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
-	b.runMu.Unlock()
-
 	if b.cfg.Heartbeat.Enabled {
 		b.bg.Add(1)
 		go func() {
@@ -220,6 +225,8 @@ func (b *Broker) Run(ctx context.Context) error {
 			b.sessions.RunHeartbeat(bgCtx, b.cfg.Heartbeat.Interval.Std())
 		}()
 	}
+	b.runMu.Unlock()
+
 	serveErr := make(chan error, 1)
 	if b.tcp != nil {
 		b.log.Info("iggo server listening", "transport", transportName(b.cfg), "address", b.tcp.Addr().String(), "data", b.cfg.System.Path)
@@ -260,6 +267,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 			}
 		}
 		b.runMu.Lock()
+		b.stopped = true
 		if b.cancel != nil {
 			b.cancel()
 		}
@@ -282,6 +290,6 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 func logLevel(name string) slog.Level { return slog.Level(config.LogLevels[strings.ToLower(name)]) }
 
 // NewLogger returns the text logger for cfg's level, writing to w.
-func NewLogger(cfg config.Config, w *os.File) *slog.Logger {
+func NewLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevel(cfg.System.Logging.Level)}))
 }

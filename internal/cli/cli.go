@@ -21,7 +21,7 @@ type Env struct {
 	Args    []string
 	Environ []string
 	Stdout  io.Writer
-	Stderr  *os.File
+	Stderr  io.Writer
 }
 
 // Execute runs the command line and returns the process exit code.
