@@ -84,8 +84,8 @@ type Broker struct {
 	tcp      *tcp.Server
 
 	runMu   sync.Mutex
-	started bool // guarded by runMu
-	stopped bool // guarded by runMu: Shutdown has begun
+	started bool               // guarded by runMu
+	stopped bool               // guarded by runMu: Shutdown has begun
 	cancel  context.CancelFunc // stops background work; guarded by runMu
 	bg      sync.WaitGroup
 	done    chan struct{}
