@@ -257,8 +257,14 @@ func (x *Exchange) directOp() uint64 {
 
 func (x *Exchange) writeReply(op wire.Operation, status uint32, opField uint64, body []byte) {
 	h := &x.Header
+	// Single node: cluster id 0, except that non-replicated replies echo
+	// the request's value (framing.md, common prologue).
+	var cluster wire.Uint128
+	if h.Operation == wire.OpNonReplicated {
+		cluster = h.Cluster
+	}
 	r := wire.ReplyHeader{
-		Prologue:        wire.Prologue{Cluster: h.Cluster, Size: uint32(wire.HeaderSize + len(body))},
+		Prologue:        wire.Prologue{Cluster: cluster, Size: uint32(wire.HeaderSize + len(body))},
 		RequestChecksum: h.RequestChecksum,
 		Client:          h.Client,
 		Op:              opField,

@@ -100,6 +100,26 @@ func TestFramingErrors(t *testing.T) {
 	}
 }
 
+func TestLargeFrames(t *testing.T) {
+	s := Start(t, WithConfig(func(c *config.Config) { c.MessageBus.MaxMessageSize = 8 << 20 }))
+	c := s.Dial(t)
+	c.LoginRoot()
+	// A 3 MiB body is read in chunks, then refused by PING (bodies must be empty).
+	big := make([]byte, 3<<20)
+	_, _ = rand.Read(big)
+	ExpectStatus(t, c.Call(wire.CmdPing, big), wire.ErrInvalidCommand.Code)
+	// A frame of exactly the limit is read too; one byte more is evicted.
+	ExpectStatus(t, c.Call(wire.CmdPing, make([]byte, 8<<20-wire.HeaderSize)), wire.ErrInvalidCommand.Code)
+	c.Ping()
+	h := c.Header(wire.OpNonReplicated, wire.CmdPing)
+	if err := c.Write(rawHeader(h, 8<<20+1)); err != nil {
+		t.Fatal(err)
+	}
+	if frames := c.ExpectClosed(); len(frames) != 1 || frames[0].Eviction.Reason != wire.EvictInvalidRequestBodySize {
+		t.Fatalf("oversized frame: %v", frames)
+	}
+}
+
 func TestHeaderRuleViolations(t *testing.T) {
 	s := Start(t)
 	c := s.Dial(t)

@@ -43,3 +43,35 @@ func TestLoginWithPAT(t *testing.T) {
 	}
 	c.Ping()
 }
+
+func TestReplyEchoes(t *testing.T) {
+	s := Start(t)
+	c := s.Dial(t)
+	r := c.LoginRoot()
+	h := c.Header(wire.OpNonReplicated, wire.CmdPing)
+	h.Timestamp = 123456789
+	h.Request = 42
+	h.Cluster = wire.Uint128{Lo: 7, Hi: 8}
+	f := c.Do(h, nil)
+	want := wire.ReplyHeader{
+		Prologue:  wire.Prologue{Cluster: h.Cluster, Size: wire.HeaderSize},
+		Client:    c.ID,
+		Op:        r.Session,
+		Timestamp: h.Timestamp,
+		Request:   42,
+		Operation: wire.OpNonReplicated,
+	}
+	if f.Kind != wire.KindReply || f.Reply != want {
+		t.Fatalf("PING reply\n got %+v\nwant %+v", f.Reply, want)
+	}
+	// Before login the op field is 0.
+	d := s.Dial(t)
+	if f := d.Call(wire.CmdPing, nil); f.Reply.Op != 0 || f.Reply.Status != 0 {
+		t.Fatalf("unauthenticated PING reply %+v", f.Reply)
+	}
+	// A login reply is result-framed: [count=0][payload].
+	_, lf := s.Dial(t).LoginWith(LoginBody(RootUsername, RootPassword))
+	if lf.Reply.Operation != wire.OpRegister || len(lf.Body) < 4 || lf.Body[0]|lf.Body[1]|lf.Body[2]|lf.Body[3] != 0 {
+		t.Fatalf("login reply %v body % x", lf, lf.Body)
+	}
+}
