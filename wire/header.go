@@ -119,6 +119,12 @@ func (p *Prologue) get(b []byte) {
 
 // allZero reports whether every byte of b is zero.
 func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
 	for _, c := range b {
 		if c != 0 {
 			return false
