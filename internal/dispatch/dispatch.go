@@ -63,6 +63,9 @@ func (x *Exchange) Reset() {
 // Options configure a Dispatcher.
 type Options struct {
 	Logger *slog.Logger
+	// Groups lists a client's consumer-group memberships for GET_ME and
+	// GET_CLIENT(S); nil means none (groups arrive with a later step).
+	Groups func(client wire.Uint128) []wire.ClientConsumerGroup
 }
 
 // Dispatcher routes requests. It is safe for concurrent use by every
@@ -71,6 +74,7 @@ type Dispatcher struct {
 	sessions *session.Manager
 	users    auth.Store
 	logger   *slog.Logger
+	groups   func(wire.Uint128) []wire.ClientConsumerGroup
 	handlers [maxCode + 1]Handler
 }
 
@@ -81,7 +85,7 @@ func New(sessions *session.Manager, users auth.Store, opts Options) *Dispatcher 
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	d := &Dispatcher{sessions: sessions, users: users, logger: opts.Logger}
+	d := &Dispatcher{sessions: sessions, users: users, logger: opts.Logger, groups: opts.Groups}
 	d.registerSystem()
 	return d
 }

@@ -121,6 +121,9 @@ func TestTLS(t *testing.T) {
 		t.Fatal("no session over TLS")
 	}
 	c.Ping()
+	if me := getMe(t, c); me.Transport != wire.TransportTCP || me.Address != c.Conn.LocalAddr().String() {
+		t.Fatalf("GET_ME over TLS: %+v", me)
+	}
 	// Pipelined requests over TLS come back in order.
 	var frames []byte
 	for i := range 50 {
