@@ -90,6 +90,11 @@ func lookup(environ []string, key string) string {
 }
 
 func runServer(cmd *cobra.Command, env Env, f serverFlags) error {
+	environ, err := config.WithDotEnv(env.Environ)
+	if err != nil {
+		return err
+	}
+	env.Environ = environ
 	path := f.configPath
 	if path == "" {
 		path = lookup(env.Environ, config.EnvConfigPath)
