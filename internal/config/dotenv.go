@@ -39,12 +39,29 @@ func WithDotEnv(environ []string) ([]string, error) {
 	if len(data) > maxEnvFileBytes {
 		return environ, fmt.Errorf("env file %s: larger than %d bytes", path, maxEnvFileBytes)
 	}
+	vars, err := ParseDotEnv(data)
+	if err != nil {
+		return environ, fmt.Errorf("env file %s: %w", path, err)
+	}
 	set := map[string]bool{}
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
 		set[k] = true
 	}
 	out := append([]string(nil), environ...)
+	for _, kv := range vars {
+		k, _, _ := strings.Cut(kv, "=")
+		if !set[k] {
+			out = append(out, kv)
+			set[k] = true
+		}
+	}
+	return out, nil
+}
+
+// ParseDotEnv parses .env text into "KEY=VALUE" strings in file order.
+func ParseDotEnv(data []byte) ([]string, error) {
+	var out []string
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -54,16 +71,13 @@ func WithDotEnv(environ []string) ([]string, error) {
 		line = strings.TrimPrefix(line, "export ")
 		k, v, ok := strings.Cut(line, "=")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if !ok || k == "" {
-			return environ, fmt.Errorf("env file %s line %d: want KEY=VALUE", path, n)
+		if !ok || k == "" || strings.ContainsAny(k, " \t") {
+			return nil, fmt.Errorf("line %d: want KEY=VALUE", n)
 		}
 		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
 			v = v[1 : len(v)-1]
 		}
-		if !set[k] {
-			out = append(out, k+"="+v)
-			set[k] = true
-		}
+		out = append(out, k+"="+v)
 	}
 	return out, sc.Err()
 }

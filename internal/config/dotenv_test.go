@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,4 +38,24 @@ func TestWithDotEnv(t *testing.T) {
 	if env, err := WithDotEnv(nil); err != nil || len(env) != 0 {
 		t.Fatalf("no .env in the working directory: %v %v", env, err)
 	}
+}
+
+func FuzzParseDotEnv(f *testing.F) {
+	f.Add([]byte("A=1\nexport B='x y'\n# c\n"))
+	f.Add([]byte("C=\"q\"\n\nD=\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		vars, err := ParseDotEnv(data)
+		if err != nil {
+			return
+		}
+		// Each parsed variable re-parses to itself when written back
+		// (quoted, so surrounding spaces and quotes survive).
+		for _, kv := range vars {
+			k, v, _ := strings.Cut(kv, "=")
+			again, err := ParseDotEnv([]byte(k + "='" + v + "'\n"))
+			if err != nil || len(again) != 1 || again[0] != kv {
+				t.Fatalf("%q re-parsed as %q, %v", kv, again, err)
+			}
+		}
+	})
 }

@@ -338,6 +338,7 @@ func (x *Exchange) Evict(reason wire.EvictionReason) {
 	x.Answered = true
 	x.evicted = true
 	if x.d != nil {
+		x.d.logger.Debug("session evicted", "conn", x.Conn.ID, "addr", x.Conn.Addr, "reason", reason.String(), "operation", x.Header.Operation.String())
 		x.d.sessions.Evicted(x.Conn)
 	}
 }

@@ -3,6 +3,7 @@ package itest
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,22 @@ func TestFramingErrors(t *testing.T) {
 			}
 			stillServing(t, s)
 		})
+	}
+	onlyRuntimeWritten(t, s)
+}
+
+// onlyRuntimeWritten checks that the data directory holds nothing but the
+// runtime directory the broker writes at start.
+func onlyRuntimeWritten(t *testing.T, s *Server) {
+	t.Helper()
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "runtime" && e.Name() != "cert.pem" && e.Name() != "key.pem" {
+			t.Errorf("unexpected file in the data directory: %s", e.Name())
+		}
 	}
 }
 
@@ -297,6 +314,9 @@ func TestLoginFailures(t *testing.T) {
 			c := s.Dial(t)
 			_, f := c.LoginWith(tc.body)
 			ExpectEviction(t, f, tc.want)
+			if _, ok := s.Broker.Sessions().Table().Epoch(c.ID); ok {
+				t.Fatal("a refused login registered a session")
+			}
 			if f.Eviction.Client != c.ID {
 				t.Fatalf("eviction names client %v, want %v", f.Eviction.Client, c.ID)
 			}
