@@ -1,17 +1,20 @@
 // Command iggo is the one Iggo binary: the broker (`iggo server`), the
-// management and data CLI, and the benchmark tool.
+// management and data CLI, and the benchmark tool. It only wires the
+// process (arguments, environment, signals) to internal/cli.
 package main
 
 import (
-	"fmt"
+	"context"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/iggo-dev/iggo/internal/cli"
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "server" {
-		fmt.Fprintln(os.Stderr, "iggo server: not yet available in this build; the broker lands with the server core")
-		os.Exit(1)
-	}
-	fmt.Fprintln(os.Stderr, "usage: iggo server")
-	os.Exit(2)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Execute(ctx, cli.Env{Args: os.Args[1:], Environ: os.Environ(), Stdout: os.Stdout, Stderr: os.Stderr})
+	stop()
+	os.Exit(code)
 }

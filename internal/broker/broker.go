@@ -1,0 +1,295 @@
+// Package broker assembles a running server from a configuration: the
+// user store with the root user, the session plane, the dispatcher and the
+// TCP listener, plus the background verifier. The public package server is
+// a thin facade over it; internal tests use its options to inject a clock,
+// cheap password hashing and consumer-group membership.
+package broker
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/iggo-dev/iggo/internal/auth"
+	"github.com/iggo-dev/iggo/internal/config"
+	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/session"
+	"github.com/iggo-dev/iggo/internal/transport/tcp"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// Version is the server build version sent in login replies.
+const Version = "0.1.0"
+
+// DefaultShutdownTimeout bounds the graceful shutdown Run performs when
+// its context ends.
+const DefaultShutdownTimeout = 10 * time.Second
+
+// Option configures a Broker.
+type Option func(*options)
+
+type options struct {
+	logger   *slog.Logger
+	now      func() time.Time
+	params   auth.Params
+	rootUser string
+	rootPass string
+	rootSet  bool
+	inGroup  func(wire.Uint128) bool
+}
+
+// WithLogger sets the logger (slog.Default otherwise).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithClock sets the clock used for heartbeats and token expiry.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithPasswordParams sets the Argon2id cost of new password hashes
+// (auth.DefaultParams otherwise); tests use cheap parameters.
+func WithPasswordParams(p auth.Params) Option { return func(o *options) { o.params = p } }
+
+// WithRootCredentials sets the root user's credentials instead of reading
+// IGGY_ROOT_USERNAME/IGGY_ROOT_PASSWORD from the environment.
+func WithRootCredentials(username, password string) Option {
+	return func(o *options) { o.rootUser, o.rootPass, o.rootSet = username, password, true }
+}
+
+// WithGroupMembership sets the consumer-group membership test used by the
+// stale-client verifier (no client is a member otherwise: groups arrive
+// with a later step).
+func WithGroupMembership(f func(wire.Uint128) bool) Option {
+	return func(o *options) { o.inGroup = f }
+}
+
+// Broker is a configured server.
+type Broker struct {
+	cfg      config.Config
+	opts     options
+	log      *slog.Logger
+	users    *auth.MemStore
+	hasher   *auth.Hasher
+	metaLog  *session.MemLog
+	table    *session.ClientTable
+	sessions *session.Manager
+	disp     *dispatch.Dispatcher
+	tcp      *tcp.Server
+
+	runMu   sync.Mutex
+	started bool               // guarded by runMu
+	stopped bool               // guarded by runMu: Shutdown has begun
+	cancel  context.CancelFunc // stops background work; guarded by runMu
+	bg      sync.WaitGroup
+	done    chan struct{}
+	stopErr error
+	once    sync.Once
+}
+
+// New validates cfg, prepares the data directory, creates the root user
+// and binds the listener. Serving starts with Run.
+func New(cfg config.Config, opt ...Option) (*Broker, error) {
+	o := options{logger: slog.Default(), now: time.Now, params: auth.DefaultParams}
+	for _, f := range opt {
+		f(&o)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	if !o.rootSet {
+		u, p, err := config.RootCredentials(os.Environ())
+		if err != nil {
+			return nil, err
+		}
+		o.rootUser, o.rootPass = u, p
+	}
+	b := &Broker{cfg: cfg, opts: o, log: o.logger, done: make(chan struct{})}
+	if err := os.MkdirAll(cfg.System.Path, 0o750); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	b.hasher = auth.NewHasher(o.params, nil)
+	b.users = auth.NewMemStore()
+	root, err := auth.NewRootUser(b.hasher, o.rootUser, o.rootPass)
+	if err != nil {
+		return nil, fmt.Errorf("create root user: %w", err)
+	}
+	b.users.PutUser(root)
+	b.table = session.NewClientTable(cfg.Metadata.ClientsTableMax, nil)
+	b.metaLog = session.NewMemLog(o.now, b.table.Apply)
+	authn := auth.NewAuthenticator(b.users, b.hasher, o.now)
+	b.sessions = session.NewManager(authn, b.metaLog, b.table, session.Options{
+		Now: o.now, Logger: b.log, ServerVersion: Version, InGroup: o.inGroup,
+	})
+	b.disp = dispatch.New(b.sessions, b.users, dispatch.Options{Logger: b.log})
+	if cfg.TCP.Enabled {
+		var tlsCfg *tls.Config
+		if cfg.TCP.TLS.Enabled {
+			if tlsCfg, err = loadTLS(cfg.TCP.TLS, o.now); err != nil {
+				return nil, fmt.Errorf("tcp.tls: %w", err)
+			}
+		}
+		b.tcp, err = tcp.Listen(tcp.Config{
+			Address:          cfg.TCP.Address,
+			TLS:              tlsCfg,
+			MaxConnections:   cfg.TCP.MaxConnections,
+			MaxFrameSize:     uint32(cfg.MessageBus.MaxMessageSize),
+			FrameReadTimeout: cfg.TCP.FrameReadTimeout.Std(),
+			WriteTimeout:     cfg.TCP.WriteTimeout.Std(),
+			Logger:           b.log,
+		}, b.disp)
+		if err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", cfg.TCP.Address, err)
+		}
+	} else {
+		b.log.Warn("tcp.enabled is false: no transport is serving clients")
+	}
+	if err := b.writeRuntimeConfig(); err != nil {
+		b.log.Warn("could not write the effective configuration", "err", err)
+	}
+	return b, nil
+}
+
+// writeRuntimeConfig writes the effective configuration, with the bound
+// address, to {system.path}/{system.runtime.path}/current_config.toml.
+func (b *Broker) writeRuntimeConfig() error {
+	c := b.cfg
+	if b.tcp != nil {
+		c.TCP.Address = b.tcp.Addr().String()
+	}
+	data, err := c.Encode()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(c.System.Path, c.System.Runtime.Path)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "current_config.toml"), data, 0o640)
+}
+
+// Addr is the TCP listen address (nil when TCP is disabled).
+func (b *Broker) Addr() net.Addr {
+	if b.tcp == nil {
+		return nil
+	}
+	return b.tcp.Addr()
+}
+
+// Users is the user and token store (tests seed tokens and users here).
+func (b *Broker) Users() *auth.MemStore { return b.users }
+
+// Hasher is the password hasher.
+func (b *Broker) Hasher() *auth.Hasher { return b.hasher }
+
+// Sessions is the session manager.
+func (b *Broker) Sessions() *session.Manager { return b.sessions }
+
+// Dispatcher is the command dispatcher (later steps register handlers).
+func (b *Broker) Dispatcher() *dispatch.Dispatcher { return b.disp }
+
+// Connections is the number of open client connections.
+func (b *Broker) Connections() int {
+	if b.tcp == nil {
+		return 0
+	}
+	return b.tcp.Connections()
+}
+
+// Run serves until ctx ends or Shutdown is called. When ctx ends it shuts
+// down gracefully (bounded by DefaultShutdownTimeout) and returns nil.
+func (b *Broker) Run(ctx context.Context) error {
+	b.runMu.Lock()
+	if b.started {
+		b.runMu.Unlock()
+		return errors.New("broker: Run called twice")
+	}
+	b.started = true
+	if b.stopped {
+		b.runMu.Unlock()
+		<-b.done
+		return b.stopErr
+	}
+	bgCtx, cancel := context.WithCancel(context.Background())
+	b.cancel = cancel
+	if b.cfg.Heartbeat.Enabled {
+		b.bg.Add(1)
+		go func() {
+			defer b.bg.Done()
+			b.sessions.RunHeartbeat(bgCtx, b.cfg.Heartbeat.Interval.Std())
+		}()
+	}
+	b.runMu.Unlock()
+
+	serveErr := make(chan error, 1)
+	if b.tcp != nil {
+		b.log.Info("iggo server listening", "transport", transportName(b.cfg), "address", b.tcp.Addr().String(), "data", b.cfg.System.Path)
+		go func() { serveErr <- b.tcp.Serve() }()
+	}
+	select {
+	case <-ctx.Done():
+		sctx, scancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
+		defer scancel()
+		return b.Shutdown(sctx)
+	case err := <-serveErr:
+		if err != nil {
+			return err
+		}
+		<-b.done
+		return b.stopErr
+	case <-b.done:
+		return b.stopErr
+	}
+}
+
+func transportName(cfg config.Config) string {
+	if cfg.TCP.TLS.Enabled {
+		return "tcp+tls"
+	}
+	return "tcp"
+}
+
+// Shutdown stops accepting connections, finishes in-flight requests,
+// flushes replies, closes connections and stops background work. It is
+// safe to call more than once and before Run.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	b.once.Do(func() {
+		var errs []error
+		if b.tcp != nil {
+			if err := b.tcp.Shutdown(ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		b.runMu.Lock()
+		b.stopped = true
+		if b.cancel != nil {
+			b.cancel()
+		}
+		b.runMu.Unlock()
+		b.bg.Wait()
+		b.metaLog.Close()
+		b.stopErr = errors.Join(errs...)
+		b.log.Info("iggo server stopped")
+		close(b.done)
+	})
+	select {
+	case <-b.done:
+		return b.stopErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// logLevel converts a validated level name.
+func logLevel(name string) slog.Level { return slog.Level(config.LogLevels[strings.ToLower(name)]) }
+
+// NewLogger returns the text logger for cfg's level, writing to w.
+func NewLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevel(cfg.System.Logging.Level)}))
+}

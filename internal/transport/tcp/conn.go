@@ -1,0 +1,299 @@
+package tcp
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/session"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// Queue and batch bounds between a connection's reader and writer.
+const (
+	// queueDepth is the number of answers that may wait for the writer;
+	// when full, the reader stops reading (back-pressure on the client).
+	queueDepth = 64
+	// maxBatch is the number of answers written in one vectored write.
+	maxBatch = 64
+)
+
+// item is one queued answer.
+type item struct {
+	x *dispatch.Exchange
+	// close ends the connection after the answer is written.
+	close bool
+}
+
+// conn is one client connection.
+type conn struct {
+	s    *Server
+	nc   net.Conn
+	tls  bool
+	sess *session.Conn
+
+	out        chan item
+	readerDone chan struct{} // closed when the reader exits
+	writerDone chan struct{} // closed when the writer exits
+	stopFlag   atomic.Bool   // set by Shutdown
+	closeOnce  sync.Once
+
+	hdr  [wire.HeaderSize]byte // reader-owned
+	vec  [][]byte              // writer-owned backing array for bufs
+	bufs net.Buffers           // writer-owned
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{s: s, nc: nc, out: make(chan item, queueDepth), readerDone: make(chan struct{}), writerDone: make(chan struct{})}
+	if s.cfg.TLS != nil {
+		c.nc = tls.Server(nc, s.cfg.TLS)
+		c.tls = true
+	}
+	c.sess = s.sessions.Open(session.TransportTCP, nc.RemoteAddr().String(), c)
+	return c
+}
+
+// close closes the socket once.
+func (c *conn) close() { c.closeOnce.Do(func() { c.nc.Close() }) }
+
+// stop asks the reader to finish after the frame it is serving.
+func (c *conn) stop() {
+	c.stopFlag.Store(true)
+	c.nc.SetReadDeadline(time.Now())
+}
+
+// Evict implements session.Sink: queue an eviction and close after it.
+func (c *conn) Evict(client wire.Uint128, reason wire.EvictionReason) {
+	x := getExchange()
+	e := wire.EvictionHeader{Client: client, Reason: reason}
+	e.Encode(x.Head[:])
+	x.Answered = true
+	select {
+	case c.out <- item{x: x, close: true}:
+	default:
+		putExchange(x)
+		c.close()
+	}
+}
+
+// run is the reader goroutine; it starts the writer and cleans up after both.
+func (c *conn) run() {
+	go c.write()
+	c.read()
+	close(c.readerDone)
+	<-c.writerDone
+	c.close()
+	c.s.sessions.Close(c.sess, c.s.stopping())
+	c.s.remove(c)
+}
+
+// enqueue hands an answer to the writer; false when the writer is gone.
+func (c *conn) enqueue(it item) bool {
+	select {
+	case c.out <- it:
+		return true
+	case <-c.writerDone:
+		putExchange(it.x)
+		return false
+	}
+}
+
+// evictFrame queues an eviction for a framing failure and ends reading.
+func (c *conn) evictFrame(client wire.Uint128, reason wire.EvictionReason) {
+	if client.IsZero() {
+		return
+	}
+	x := getExchange()
+	e := wire.EvictionHeader{Client: client, Reason: reason}
+	e.Encode(x.Head[:])
+	x.Answered = true
+	c.enqueue(item{x: x, close: true})
+}
+
+func (c *conn) read() {
+	cfg := &c.s.cfg
+	if c.tls {
+		c.nc.SetDeadline(time.Now().Add(cfg.FrameReadTimeout))
+		if err := c.nc.(*tls.Conn).Handshake(); err != nil {
+			c.s.log.Debug("tls handshake failed", "addr", c.sess.Addr, "err", err)
+			return
+		}
+		c.nc.SetDeadline(time.Time{})
+	}
+	for !c.stopFlag.Load() {
+		// Idle wait: no deadline until the first byte of a frame.
+		n, err := c.nc.Read(c.hdr[:])
+		if err != nil {
+			return
+		}
+		deadline := false
+		if n < wire.HeaderSize {
+			c.nc.SetReadDeadline(time.Now().Add(cfg.FrameReadTimeout))
+			deadline = true
+			if _, err := io.ReadFull(c.nc, c.hdr[n:]); err != nil {
+				return
+			}
+		}
+		if wire.PeekKind(c.hdr[:]) != wire.KindRequest {
+			c.s.log.Debug("closing connection: not a request frame", "addr", c.sess.Addr, "command", uint8(wire.PeekKind(c.hdr[:])))
+			return
+		}
+		x := getExchange()
+		_ = x.Header.Decode(c.hdr[:]) // cannot fail: full header, kind checked
+		size := wire.PeekSize(c.hdr[:])
+		if size < wire.HeaderSize || size > cfg.MaxFrameSize {
+			c.s.log.Debug("closing connection: bad frame size", "addr", c.sess.Addr, "size", size)
+			client := x.Header.Client
+			putExchange(x)
+			c.evictFrame(client, wire.EvictInvalidRequestBodySize)
+			return
+		}
+		var body *[]byte
+		if size > wire.HeaderSize {
+			if !deadline {
+				c.nc.SetReadDeadline(time.Now().Add(cfg.FrameReadTimeout))
+				deadline = true
+			}
+			body, err = c.readBody(int(size - wire.HeaderSize))
+			if err != nil {
+				client := x.Header.Client
+				putExchange(x)
+				if isTimeout(err) && !c.stopFlag.Load() {
+					c.s.log.Debug("closing connection: frame body not received in time", "addr", c.sess.Addr, "size", size)
+					c.evictFrame(client, wire.EvictInvalidRequestBodySize)
+				}
+				return
+			}
+			x.Body = *body
+		}
+		if deadline {
+			c.nc.SetReadDeadline(time.Time{})
+		}
+		x.Conn = c.sess
+		c.s.d.Serve(x)
+		if body != nil {
+			putBody(body)
+			x.Body = nil
+		}
+		if !c.enqueue(item{x: x}) {
+			return
+		}
+	}
+}
+
+// readBody reads n body bytes: small bodies into a pooled buffer, large
+// ones in chunks so memory tracks the bytes that actually arrive.
+func (c *conn) readBody(n int) (*[]byte, error) {
+	p := getBody(n)
+	if n <= maxPooledBody {
+		if _, err := io.ReadFull(c.nc, *p); err != nil {
+			putBody(p)
+			return nil, err
+		}
+		return p, nil
+	}
+	b := *p
+	for len(b) < n {
+		step := min(n-len(b), readChunk)
+		if cap(b)-len(b) < step {
+			nb := make([]byte, len(b), min(n, max(2*cap(b), len(b)+step)))
+			copy(nb, b)
+			b = nb
+		}
+		m, err := io.ReadFull(c.nc, b[len(b):len(b)+step])
+		b = b[:len(b)+m]
+		if err != nil {
+			return nil, err
+		}
+	}
+	*p = b
+	return p, nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// write is the writer goroutine: it sends queued answers in order, each
+// batch in one vectored write, until the reader is done and the queue is
+// drained, or a write fails.
+func (c *conn) write() {
+	defer close(c.writerDone)
+	defer c.close()
+	var batch [maxBatch]item
+	for {
+		var n int
+		select {
+		case it := <-c.out:
+			batch[0], n = it, 1
+		case <-c.readerDone:
+			// Drain what the reader queued before it stopped.
+			select {
+			case it := <-c.out:
+				batch[0], n = it, 1
+			default:
+				return
+			}
+		}
+	fill:
+		for n < maxBatch {
+			select {
+			case it := <-c.out:
+				batch[n] = it
+				n++
+			default:
+				break fill
+			}
+		}
+		err := c.flush(batch[:n])
+		closeAfter := false
+		for i := range n {
+			closeAfter = closeAfter || batch[i].close
+			putExchange(batch[i].x)
+			batch[i] = item{}
+		}
+		if err != nil {
+			c.s.log.Debug("closing connection: write failed", "addr", c.sess.Addr, "err", err)
+			return
+		}
+		if closeAfter {
+			return
+		}
+	}
+}
+
+// flush writes the answers of items in one vectored write (coalesced into
+// one buffer under TLS, so they become one record).
+func (c *conn) flush(items []item) error {
+	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+	if c.tls {
+		p := coalesce.Get().(*[]byte)
+		b := (*p)[:0]
+		for _, it := range items {
+			b = append(append(b, it.x.Head[:]...), it.x.Out...)
+		}
+		_, err := c.nc.Write(b)
+		if cap(b) <= 1<<20 {
+			*p = b[:0]
+			coalesce.Put(p)
+		}
+		return err
+	}
+	c.vec = c.vec[:0]
+	for _, it := range items {
+		c.vec = append(c.vec, it.x.Head[:])
+		if len(it.x.Out) > 0 {
+			c.vec = append(c.vec, it.x.Out)
+		}
+	}
+	c.bufs = c.vec
+	_, err := c.bufs.WriteTo(c.nc)
+	return err
+}
