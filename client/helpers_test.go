@@ -1,0 +1,5 @@
+package client
+
+import "errors"
+
+func errorsAsProtocol(err error) (*ProtocolError, bool) { return errors.AsType[*ProtocolError](err) }

@@ -1,0 +1,6 @@
+package xhash
+
+import "unsafe"
+
+// unsafeBytes views s as a byte slice; XXH32 only reads its input.
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
