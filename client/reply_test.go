@@ -84,9 +84,12 @@ func TestReplyDecoding(t *testing.T) {
 			wantErr: wire.ErrStreamIDNotFound,
 		},
 		{
-			name:    "not a group member",
-			answer:  func(fc *fakeConn, r fakeReq) { fc.reply(r, 0, nil) },
-			run:     func(ctx context.Context, c *Client) error { _, err := c.SyncConsumerGroup(ctx, sid, tid, sid); return err },
+			name:   "not a group member",
+			answer: func(fc *fakeConn, r fakeReq) { fc.reply(r, 0, nil) },
+			run: func(ctx context.Context, c *Client) error {
+				_, err := c.SyncConsumerGroup(ctx, sid, tid, sid)
+				return err
+			},
 			wantErr: wire.ErrConsumerGroupMemberNotFound,
 		},
 		{
@@ -165,8 +168,10 @@ func TestTransientRetry(t *testing.T) {
 		run    func(ctx context.Context, c *Client) error
 	}{
 		{
-			name:   "result 57 on create stream",
-			answer: func(fc *fakeConn, r fakeReq) { fc.reply(r, 0, wire.AppendResultError(nil, wire.ErrTransientNotCommitted.Code)) },
+			name: "result 57 on create stream",
+			answer: func(fc *fakeConn, r fakeReq) {
+				fc.reply(r, 0, wire.AppendResultError(nil, wire.ErrTransientNotCommitted.Code))
+			},
 			run: func(ctx context.Context, c *Client) error {
 				_, err := c.CreateStream(ctx, "s")
 				return ignoreDecode(err)
