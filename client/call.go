@@ -18,6 +18,9 @@ const (
 	offSession = 184
 )
 
+// zeroHeader reserves the header bytes of a new frame.
+var zeroHeader [wire.HeaderSize]byte
+
 // numbering says how a request takes its request number (upstream-framing.md,
 // "Request numbering"): Register uses 0, non-replicated reads reuse the
 // current counter value, everything else (metadata, partition operations,
@@ -64,8 +67,14 @@ type call struct {
 // bytes after the header. The caller appends the body to c.frame and
 // calls seal.
 func newCall(code wire.Command, bodyCap int) *call {
+	return newCallBuf(code, make([]byte, 0, wire.HeaderSize+bodyCap))
+}
+
+// newCallBuf is newCall writing the frame into buf's capacity.
+func newCallBuf(code wire.Command, buf []byte) *call {
 	info, _ := wire.LookupCommand(code)
-	c := &call{code: code, info: info, frame: make([]byte, wire.HeaderSize, wire.HeaderSize+bodyCap)}
+	buf = append(buf[:0], zeroHeader[:]...)
+	c := &call{code: code, info: info, frame: buf}
 	switch {
 	case info.Operation == wire.OpRegister:
 		c.numbering = numberZero

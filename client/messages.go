@@ -32,14 +32,18 @@ type sendFrame struct {
 	b       wire.BatchBuilder
 }
 
-// startSend begins a SEND_MESSAGES frame with room for about capHint
-// bytes of messages.
-func startSend(stream, topic wire.Identifier, p wire.Partitioning, capHint int) (*sendFrame, error) {
+// startSend begins a SEND_MESSAGES frame in buf (reused when its
+// capacity is at least capHint bytes beyond the headers, else allocated).
+func startSend(buf []byte, stream, topic wire.Identifier, p wire.Partitioning, capHint int) (*sendFrame, error) {
 	sm := wire.SendMessages{StreamID: stream, TopicID: topic, Partitioning: p}
 	if err := sm.Validate(); err != nil {
 		return nil, err
 	}
-	cl := newCall(wire.CmdSendMessages, 4+sm.MetadataLen()+wire.BatchHeaderSize+capHint)
+	need := wire.HeaderSize + 4 + sm.MetadataLen() + wire.BatchHeaderSize + capHint
+	if cap(buf) < need {
+		buf = make([]byte, 0, need)
+	}
+	cl := newCallBuf(wire.CmdSendMessages, buf)
 	cl.frame = sm.AppendTo(cl.frame) // metadata only: Batch is empty
 	s := &sendFrame{cl: cl, countAt: len(cl.frame) - 4}
 	s.b.Reset(cl.frame)
@@ -91,7 +95,7 @@ func (c *Client) SendMessages(ctx context.Context, stream, topic wire.Identifier
 	for i := range msgs {
 		size += wire.MessageHeaderSize + len(msgs[i].Payload) + len(msgs[i].UserHeaders)
 	}
-	s, err := startSend(stream, topic, partitioning, size)
+	s, err := startSend(nil, stream, topic, partitioning, size)
 	if err != nil {
 		return nil, wrapCmd(wire.CmdSendMessages, err)
 	}
