@@ -82,7 +82,7 @@ func (c *Client) read(r *reader) {
 	c.ClientID = r.u32()
 	c.UserID = r.u32()
 	c.Transport = Transport(r.u8())
-	c.Address = r.sysStr32(MaxClientAddressLen)
+	c.Address = r.str32(MaxClientAddressLen)
 	c.ConsumerGroupsCount = r.u32()
 }
 
