@@ -45,8 +45,9 @@ func (t Transport) String() string {
 // group entries.
 type Client struct {
 	ClientID uint32
-	// UserID is 0 for a connection that has not logged in (reference
-	// behaviour, commands.md).
+	// UserID is the logged-in user; a connection that has not logged in
+	// reports u32::MAX (semantics.md §7; commands.md leaves it UNKNOWN and 0
+	// would name the root user).
 	UserID              uint32
 	Transport           Transport
 	Address             string
