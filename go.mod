@@ -2,6 +2,7 @@ module github.com/iggo-dev/iggo
 
 go 1.26.8
 
-require github.com/google/go-cmp v0.7.0
-
-require pgregory.net/rapid v1.3.0 // indirect
+require (
+	github.com/google/go-cmp v0.7.0
+	pgregory.net/rapid v1.3.0
+)

@@ -71,9 +71,9 @@ type Config struct {
 type Group struct {
 	timeout    int64 // rebalancing timeout in nanoseconds, > 0
 	generation Generation
-	parts      []partition          // the topic's partitions, ascending id
-	members    []member             // ascending id
-	revs       []revocation         // pending revocations, in creation order
+	parts      []partition           // the topic's partitions, ascending id
+	members    []member              // ascending id
+	revs       []revocation          // pending revocations, in creation order
 	byClient   map[ClientID]MemberID // client -> member; never iterated
 }
 

@@ -162,6 +162,9 @@ func decodeState(src []byte) (*Group, error) {
 	g.generation = Generation(r.u64())
 
 	np := r.count(MaxPartitions, snapPartitionSize, "partitions")
+	if r.err != nil {
+		return nil, r.err
+	}
 	g.parts = make([]partition, np)
 	for i := range g.parts {
 		p := &g.parts[i]
@@ -186,6 +189,9 @@ func decodeState(src []byte) (*Group, error) {
 	}
 
 	nm := r.count(MaxMembers, snapMemberMinSize, "members")
+	if r.err != nil {
+		return nil, r.err
+	}
 	g.members = make([]member, nm)
 	for i := range g.members {
 		m := &g.members[i]
@@ -229,6 +235,9 @@ func decodeState(src []byte) (*Group, error) {
 	}
 
 	nr := r.count(np, snapRevocationLen, "revocations")
+	if r.err != nil {
+		return nil, r.err
+	}
 	if nr > 0 {
 		g.revs = make([]revocation, nr)
 	}
