@@ -81,8 +81,12 @@ func (g *Group) cooperativeRebalance(now int64) {
 			// excess it is: re-target the revocation, keeping its start.
 			ri := g.revocationIndex(pid)
 			if target == p.owner || !p.inFlight() {
-				// Defensive: back to its owner cancels the revocation; a
-				// revocation that is no longer in flight moves at once.
+				// Handing it back to its owner cancels the revocation
+				// (only a decoded snapshot can make a source idle: the
+				// operations always leave a source at least fair >= 1
+				// partitions). A revocation is always in flight (a
+				// catching-up commit completes it); were it not, it
+				// moves at once.
 				g.revs = slices.Delete(g.revs, ri, ri+1)
 				p.revoking = false
 				if target != p.owner {

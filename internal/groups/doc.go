@@ -38,7 +38,10 @@
 //
 // Full rebalance (leave, removal, SetPartitions): every member's partitions and
 // every pending revocation are cleared; partition i (the topic's ids in
-// ascending order) goes to member i % M, members in ascending id order.
+// ascending order) goes to member i % M, members in ascending id order. The
+// target of a pending revocation can only vanish by leaving or being removed,
+// which is such a full rebalance, so §6.3's "pending revocation whose target
+// vanished" needs no separate path.
 //
 // Cooperative rebalance (a join that adds a member), §6.3:
 //  1. unassigned partitions go round-robin to members with no partitions

@@ -338,3 +338,58 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodedUnbalancedState covers a state only a snapshot can hold: a
+// source whose partitions are all pending away from it is idle, and excess
+// handed back to it cancels the revocation instead of revoking to itself.
+func TestDecodedUnbalancedState(t *testing.T) {
+	src := head().u32(2).part(0, flagPolled, 5, 0).part(1, flagPolled, 5, 0).
+		u32(2).member(0, 1, 0, 1).member(1, 2).
+		u32(2).rev(0, 0, 1, 0).rev(1, 0, 1, 0)
+	g := newGroup(t, nil)
+	if err := g.Decode(src); err != nil {
+		t.Fatal(err)
+	}
+	// M 3, P 2: fair 0, rem 2; member 1 (eventual {0 1}) keeps 1, excess
+	// [1]; idle members are 0 (all of its partitions pending away) and the
+	// joiner 2; partition 1 goes back to member 0.
+	if id := join(t, g, 3); id != 2 {
+		t.Fatalf("joiner id %d, want 2", id)
+	}
+	want := []Revocation{{Partition: 0, Source: 0, Target: 1, Since: time.Unix(0, 0)}}
+	if diff := cmp.Diff(want, g.Revocations()); diff != "" {
+		t.Errorf("revocations (-want +got):\n%s", diff)
+	}
+	if _, got, _ := g.Assignment(ClientID{Lo: 1}); !slices.Equal(got, []PartitionID{1}) {
+		t.Errorf("member 0 may poll %v, want [1]", got)
+	}
+	if err := checkStructure(g); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestTooManyMembers checks the MaxMembers bound on Join (a full group is
+// built through a snapshot: joining 65,536 members one by one is slow).
+func TestTooManyMembers(t *testing.T) {
+	src := head().u32(0).u32(MaxMembers)
+	for i := range uint32(MaxMembers) {
+		src = src.member(i, uint64(i)+1)
+	}
+	src = src.u32(0)
+	g := newGroup(t, nil)
+	if err := g.Decode(src); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Join(cid(1<<40), t0); !errors.Is(err, ErrTooManyMembers) {
+		t.Fatalf("Join into a full group = %v, want ErrTooManyMembers", err)
+	}
+	if g.Generation() != 7 || g.Len() != MaxMembers {
+		t.Errorf("a refused join changed the group")
+	}
+	if id, err := g.Join(ClientID{Lo: 1}, t0); err != nil || id != 0 {
+		t.Errorf("re-join in a full group = %d, %v", id, err)
+	}
+	if err := g.Decode(append(head().u32(0).u32(MaxMembers+1), make([]byte, 24*(MaxMembers+1)+4)...)); !errors.Is(err, ErrCorruptSnapshot) {
+		t.Errorf("decode of MaxMembers+1 members = %v", err)
+	}
+}
