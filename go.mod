@@ -10,6 +10,7 @@ require (
 	github.com/zeebo/xxh3 v1.1.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/crypto v0.59.0
+	pgregory.net/rapid v1.3.0
 )
 
 require (
