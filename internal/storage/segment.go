@@ -80,11 +80,11 @@ type segment struct {
 	maxTs      uint64 // timestamp of the last (newest) record; 0 if empty
 
 	// flushMu guards index-file writes and syncing of this segment.
-	flushMu     sync.Mutex
-	flushedN    int  // entries written to the index file
-	sealedDone  bool // sealed, everything written and synced
+	flushMu      sync.Mutex
+	flushedN     int  // entries written to the index file
+	sealedDone   bool // sealed, everything written and synced
 	preallocated bool
-	scratch     []byte
+	scratch      []byte
 }
 
 func createSegment(dir string, start uint64, prealloc int64, memCap int) (*segment, error) {
