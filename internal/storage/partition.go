@@ -36,6 +36,7 @@ type Partition struct {
 	visNext     atomic.Uint64 // offset after the last visible message
 	durable     atomic.Uint64 // records known to be on disk (sequence)
 	sealedBytes atomic.Int64  // sum of sealed segment sizes in segs
+	syncRounds  atomic.Uint64 // fdatasync rounds done by syncTo
 
 	offsets *Offsets
 
@@ -284,6 +285,7 @@ func (p *Partition) syncTo(target uint64) error {
 	p.mu.Unlock()
 
 	err := seg.flush(n, true)
+	p.syncRounds.Add(1)
 
 	p.mu.Lock()
 	if err != nil {
