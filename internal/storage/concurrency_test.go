@@ -145,12 +145,12 @@ func TestGroupCommit(t *testing.T) {
 // message threshold triggers a sync of everything appended.
 func TestBackgroundFlush(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		opts     Options
-		records  int
-		count    uint32
-		payload  int
-		flushes  bool
+		name    string
+		opts    Options
+		records int
+		count   uint32
+		payload int
+		flushes bool
 	}{
 		{"below thresholds", Options{FlushMessages: 100, FlushBytes: 1 << 20}, 5, 2, 10, false},
 		{"message threshold", Options{FlushMessages: 10, FlushBytes: 1 << 20}, 5, 2, 10, true},

@@ -83,7 +83,7 @@ func FuzzRecover(f *testing.F) {
 		if len(log) > 1<<16 || len(idx) > 1<<16 {
 			return
 		}
-		dir := t.TempDir()
+		dir := fastTempDir(t)
 		must(t, os.WriteFile(filepath.Join(dir, segmentStem(0)+logSuffix), log, 0o644))
 		must(t, os.WriteFile(filepath.Join(dir, segmentStem(0)+indexSuffix), idx, 0o644))
 		want, end := validPrefix(log)

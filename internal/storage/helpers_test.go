@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -180,4 +181,18 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// fastTempDir returns a temporary directory on tmpfs when the machine has
+// one (/dev/shm): fsync is free there, which fuzz targets need to run many
+// executions per second. Otherwise it is t.TempDir().
+func fastTempDir(t testing.TB) string {
+	t.Helper()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "storage-test-"); err == nil {
+			t.Cleanup(func() { os.RemoveAll(d) })
+			return d
+		}
+	}
+	return t.TempDir()
 }
