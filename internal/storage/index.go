@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"sync/atomic"
 )
 
@@ -150,12 +149,3 @@ func (m *memIndex) view() []memEntry {
 // written returns the first n written entries. Caller must hold Partition.mu
 // or segment.flushMu with n captured under Partition.mu.
 func (m *memIndex) written(n int) []memEntry { return (*m.arr.Load())[:n] }
-
-// readIndexEntry reads entry i of a sealed segment's index file.
-func readIndexEntry(f *os.File, i int) (IndexEntry, error) {
-	var b [IndexEntryBytes]byte
-	if _, err := f.ReadAt(b[:], int64(i)*IndexEntryBytes); err != nil {
-		return IndexEntry{}, fmt.Errorf("read index entry %d of %s: %w", i, f.Name(), err)
-	}
-	return getIndexEntry(b[:]), nil
-}

@@ -14,8 +14,10 @@ import (
 // timestamps (with repeats), segment sizes, and reopening (sealed segments
 // are then served from the index file, the active one from memory).
 func TestIndexLookupProperty(t *testing.T) {
+	tmpRoot := fastTempDir(t)
+	maxPerSegment := 0
 	rapid.Check(t, func(rt *rapid.T) {
-		dir, err := os.MkdirTemp("", "storage-prop")
+		dir, err := os.MkdirTemp(tmpRoot, "storage-prop")
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -23,7 +25,7 @@ func TestIndexLookupProperty(t *testing.T) {
 		clk := newFakeClock()
 		opts := Options{
 			Format:        fakeFormat{},
-			SegmentBytes:  rapid.Int64Range(1, 4000).Draw(rt, "segmentBytes"),
+			SegmentBytes:  rapid.SampledFrom([]int64{1, 500, 4000, 12000}).Draw(rt, "segmentBytes"),
 			Clock:         clk.Now,
 			FlushInterval: -1,
 		}
@@ -38,11 +40,14 @@ func TestIndexLookupProperty(t *testing.T) {
 			pos   int // record index
 		}
 		var model []rec
-		n := rapid.IntRange(1, 60).Draw(rt, "records")
+		// Small records make sealed segments span several index blocks
+		// (fenceStride entries each).
+		n := rapid.SampledFrom([]int{1, 7, 60, 400}).Draw(rt, "records")
+		payloadMax := rapid.SampledFrom([]int{8, 300}).Draw(rt, "payloadMax")
 		for i := range n {
 			clk.Advance(time.Duration(rapid.IntRange(0, 3).Draw(rt, "tick")) * time.Millisecond)
 			count := uint32(rapid.IntRange(1, 20).Draw(rt, "count"))
-			size := rapid.IntRange(0, 300).Draw(rt, "payload")
+			size := rapid.IntRange(0, payloadMax).Draw(rt, "payload")
 			res, err := p.Append(makeRecord(count, size, byte(i)), count)
 			if err != nil {
 				rt.Fatal(err)
@@ -58,6 +63,11 @@ func TestIndexLookupProperty(t *testing.T) {
 			}
 		}
 		defer p.Close()
+		for _, s := range p.segs.Load().segs {
+			if s.mem.Load() == nil {
+				maxPerSegment = max(maxPerSegment, s.sealedN)
+			}
+		}
 		end := model[len(model)-1].base + uint64(model[len(model)-1].count)
 		var r ReadResult
 		defer r.Release()
@@ -121,4 +131,53 @@ func TestIndexLookupProperty(t *testing.T) {
 			}
 		}
 	})
+	t.Logf("largest sealed segment: %d records", maxPerSegment)
+}
+
+// TestSealedLookupBlocks checks every offset and timestamp lookup in sealed
+// segments spanning several index blocks (fence + one block read), before
+// and after reopening (fence built at seal time, then from the index file).
+func TestSealedLookupBlocks(t *testing.T) {
+	dir := fastTempDir(t)
+	clk := newFakeClock()
+	opts := Options{Format: fakeFormat{}, SegmentBytes: 60000, Clock: clk.Now, FlushInterval: -1}
+	p := mustOpen(t, dir, opts)
+	var recs []appended
+	for i := range 1200 {
+		if i%3 == 0 {
+			clk.Advance(time.Millisecond) // three records per timestamp
+		}
+		recs = append(recs, appendN(t, p, 1, i)...)
+	}
+	check := func(t *testing.T) {
+		segs := p.segs.Load().segs
+		if segs[0].mem.Load() != nil || segs[0].sealedN <= 2*fenceStride {
+			t.Fatalf("first segment not sealed or too small (%d records)", segs[0].sealedN)
+		}
+		var r ReadResult
+		defer r.Release()
+		for i, a := range recs {
+			for d := range uint64(a.count) {
+				must(t, p.Read(&r, a.base+d, 1, 0))
+				if len(r.Extents) != 1 || r.Extents[0].FirstOffset != a.base || r.Extents[0].EndOffset != a.base+uint64(a.count) {
+					t.Fatalf("offset %d (record %d): extents %+v", a.base+d, i, r.Extents)
+				}
+			}
+			if i == 0 || recs[i-1].ts < a.ts {
+				off, ok, err := p.OffsetForTimestamp(a.ts)
+				if err != nil || !ok || off != a.base {
+					t.Fatalf("timestamp of record %d: %d,%v,%v want %d", i, off, ok, err, a.base)
+				}
+				off, ok, err = p.OffsetForTimestamp(a.ts - 1)
+				if err != nil || !ok || off != a.base {
+					t.Fatalf("timestamp before record %d: %d,%v,%v want %d", i, off, ok, err, a.base)
+				}
+			}
+		}
+	}
+	t.Run("sealed in process", check)
+	mustClose(t, p)
+	p = mustOpen(t, dir, opts)
+	defer mustClose(t, p)
+	t.Run("after reopen", check)
 }

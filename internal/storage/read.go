@@ -212,64 +212,68 @@ func (p *Partition) read(r *ReadResult, from, maxMessages uint64, maxBytes int64
 		if !seg.acquire() {
 			return true, nil
 		}
-		v := seg.view()
-		if v.n == 0 {
-			seg.release()
-			break
-		}
-		// from >= seg.start, which is the first record's offset, so k >= 0.
-		k, err := v.lastAtOrBelow(0, from)
-		if err != nil {
+		n, end, err := readSegment(r, seg, from, target, maxBytes, budget)
+		if err != nil || n == 0 {
 			seg.release()
 			return false, err
 		}
-		k = max(k, 0)
-		firstOff, _, pos, _, _, err := v.entry(k)
-		if err != nil {
-			seg.release()
-			return false, err
-		}
-		j, err := v.lastAtOrBelow(k, target-1)
-		if err != nil {
-			seg.release()
-			return false, err
-		}
-		lastOff, _, lastPos, endOff, endPos, err := v.entry(j)
-		if err != nil {
-			seg.release()
-			return false, err
-		}
-		if maxBytes > 0 && endPos-pos > budget && (j > k || len(r.Extents) > 0) {
-			// Trim to the records that fit; keep at least one record overall.
-			j, err = v.lastEndingWithin(k, j, pos+budget)
-			if err != nil {
-				seg.release()
-				return false, err
-			}
-			if j < k {
-				if len(r.Extents) == 0 {
-					j = k
-				} else {
-					seg.release()
-					break
-				}
-			}
-			if lastOff, _, lastPos, endOff, endPos, err = v.entry(j); err != nil {
-				seg.release()
-				return false, err
-			}
-		}
-		r.Extents = append(r.Extents, Extent{seg: seg, Pos: pos, Len: endPos - pos,
-			FirstOffset: firstOff, LastPos: lastPos, LastOffset: lastOff, EndOffset: endOff})
-		from = endOff
+		from = end
 		if maxBytes > 0 {
-			budget -= endPos - pos
+			budget -= n
 			if budget <= 0 {
 				break
 			}
 		}
 	}
 	return false, nil
+}
+
+// readSegment appends to r the extent of seg (pinned by the caller) holding
+// offsets from..target-1 within budget bytes (if maxBytes > 0). It returns
+// the extent length (0 if nothing was added; the caller then releases seg)
+// and the offset after the extent.
+func readSegment(r *ReadResult, seg *segment, from, target uint64, maxBytes, budget int64) (int64, uint64, error) {
+	v := seg.view()
+	defer v.done()
+	if v.n == 0 {
+		return 0, 0, nil
+	}
+	// from >= seg.start, which is the first record's offset, so k >= 0.
+	k, err := v.lastAtOrBelow(0, from)
+	if err != nil {
+		return 0, 0, err
+	}
+	k = max(k, 0)
+	firstOff, _, pos, _, _, err := v.entry(k)
+	if err != nil {
+		return 0, 0, err
+	}
+	j, err := v.lastAtOrBelow(k, target-1)
+	if err != nil {
+		return 0, 0, err
+	}
+	lastOff, _, lastPos, endOff, endPos, err := v.entry(j)
+	if err != nil {
+		return 0, 0, err
+	}
+	if maxBytes > 0 && endPos-pos > budget && (j > k || len(r.Extents) > 0) {
+		// Trim to the records that fit; keep at least one record overall.
+		if j, err = v.lastEndingWithin(k, j, pos+budget); err != nil {
+			return 0, 0, err
+		}
+		if j < k {
+			if len(r.Extents) > 0 {
+				return 0, 0, nil
+			}
+			j = k
+		}
+		if lastOff, _, lastPos, endOff, endPos, err = v.entry(j); err != nil {
+			return 0, 0, err
+		}
+	}
+	r.Extents = append(r.Extents, Extent{seg: seg, Pos: pos, Len: endPos - pos,
+		FirstOffset: firstOff, LastPos: lastPos, LastOffset: lastOff, EndOffset: endOff})
+	return endPos - pos, endOff, nil
 }
 
 // lastEndingWithin returns the largest i in [k, j] whose record ends at or
@@ -334,12 +338,14 @@ func (p *Partition) offsetForTimestamp(ts uint64) (off uint64, ok, retry bool, e
 		k, err := v.firstTimestampAtOrAbove(ts)
 		if err == nil && k < v.n {
 			off, err = v.key(k, true)
+			v.done()
 			seg.release()
 			if err != nil {
 				return 0, false, false, err
 			}
 			return off, off < next, false, nil
 		}
+		v.done()
 		seg.release()
 		if err != nil {
 			return 0, false, false, err

@@ -189,6 +189,7 @@ func (p *Partition) recoverSealed(start uint64) (*segment, error) {
 		}
 		last := &entries[len(entries)-1]
 		s.sealedN, s.sealedEnd, s.firstTs, s.maxTs = len(entries), last.endOff(), entries[0].ts, last.ts
+		s.fence = fenceOfMem(entries)
 	}
 	s.sealedSize, s.size, s.end = logSize, logSize, s.sealedEnd
 	s.sealedDone = true
@@ -217,6 +218,7 @@ func (p *Partition) trustSealedIndex(s *segment, logSize int64) bool {
 		return false
 	}
 	s.sealedN, s.sealedEnd, s.firstTs, s.maxTs = len(entries), e.endOff(), entries[0].Timestamp, last.Timestamp
+	s.fence = fenceOfIndex(entries)
 	return true
 }
 

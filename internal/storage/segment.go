@@ -78,6 +78,7 @@ type segment struct {
 	sealedEnd  uint64 // offset after the last record
 	firstTs    uint64 // timestamp of the first record
 	maxTs      uint64 // timestamp of the last (newest) record; 0 if empty
+	fence      fence  // sparse in-memory copy of the sealed index
 
 	// flushMu guards index-file writes and syncing of this segment.
 	flushMu      sync.Mutex
@@ -196,6 +197,7 @@ func (s *segment) seal() error {
 		return err
 	}
 	s.sealedN = m.n
+	s.fence = fenceOfMem(m.written(m.n))
 	s.sealedSize = s.size
 	s.sealedEnd = s.end
 	if m.n > 0 {
@@ -233,11 +235,52 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// fenceStride is the number of index entries per block of a sealed
+// segment: the fence keeps the offset and timestamp of every block's first
+// entry in memory, so a lookup is an in-memory binary search plus one pread
+// of at most one block (3 KiB). Memory: 16 bytes per 128 records.
+const fenceStride = 128
+
+// fence is the sparse in-memory index of a sealed segment.
+type fence struct {
+	off []uint64
+	ts  []uint64
+}
+
+func fenceOfMem(e []memEntry) fence {
+	f := fence{off: make([]uint64, 0, (len(e)+fenceStride-1)/fenceStride), ts: make([]uint64, 0, (len(e)+fenceStride-1)/fenceStride)}
+	for i := 0; i < len(e); i += fenceStride {
+		f.off = append(f.off, e[i].off)
+		f.ts = append(f.ts, e[i].ts)
+	}
+	return f
+}
+
+func fenceOfIndex(e []IndexEntry) fence {
+	f := fence{off: make([]uint64, 0, (len(e)+fenceStride-1)/fenceStride), ts: make([]uint64, 0, (len(e)+fenceStride-1)/fenceStride)}
+	for i := 0; i < len(e); i += fenceStride {
+		f.off = append(f.off, e[i].Offset)
+		f.ts = append(f.ts, e[i].Timestamp)
+	}
+	return f
+}
+
+// indexBlock caches one block of a sealed index file during a lookup.
+type indexBlock struct {
+	seg   *segment
+	start int
+	n     int
+	b     [fenceStride * IndexEntryBytes]byte
+}
+
+var blockPool = sync.Pool{New: func() any { return new(indexBlock) }}
+
 // segView is a reader's snapshot of one segment's visible records.
 type segView struct {
 	seg *segment
 	mem []memEntry // active segment: visible entries
-	n   int        // sealed: entries
+	n   int        // entries
+	blk *indexBlock
 }
 
 func (s *segment) view() segView {
@@ -248,6 +291,34 @@ func (s *segment) view() segView {
 	return segView{seg: s, n: s.sealedN}
 }
 
+// done returns the view's block buffer to the pool.
+func (v *segView) done() {
+	if v.blk != nil {
+		v.blk.seg = nil
+		blockPool.Put(v.blk)
+		v.blk = nil
+	}
+}
+
+// sealedEntry returns entry i of a sealed segment, reading its block.
+func (v *segView) sealedEntry(i int) (IndexEntry, error) {
+	start := i / fenceStride * fenceStride
+	if v.blk == nil {
+		v.blk = blockPool.Get().(*indexBlock)
+		v.blk.n = 0
+	}
+	b := v.blk
+	if b.seg != v.seg || b.start != start || b.n == 0 {
+		n := min(fenceStride, v.n-start)
+		b.seg, b.start, b.n = nil, start, 0
+		if _, err := v.seg.idx.ReadAt(b.b[:n*IndexEntryBytes], int64(start)*IndexEntryBytes); err != nil {
+			return IndexEntry{}, fmt.Errorf("read index %s: %w", v.seg.idxPath, err)
+		}
+		b.seg, b.n = v.seg, n
+	}
+	return getIndexEntry(b.b[(i-start)*IndexEntryBytes:]), nil
+}
+
 // entry returns record i: base offset, timestamp, position, and the end
 // offset and end position of the record.
 func (v *segView) entry(i int) (off, ts uint64, pos int64, endOff uint64, endPos int64, err error) {
@@ -255,12 +326,12 @@ func (v *segView) entry(i int) (off, ts uint64, pos int64, endOff uint64, endPos
 		e := &v.mem[i]
 		return e.off, e.ts, e.pos, e.endOff(), e.endPos(), nil
 	}
-	e, err := readIndexEntry(v.seg.idx, i)
+	e, err := v.sealedEntry(i)
 	if err != nil {
 		return 0, 0, 0, 0, 0, err
 	}
 	if i+1 < v.n {
-		nx, err := readIndexEntry(v.seg.idx, i+1)
+		nx, err := v.sealedEntry(i + 1)
 		if err != nil {
 			return 0, 0, 0, 0, 0, err
 		}
@@ -277,7 +348,7 @@ func (v *segView) key(i int, byOffset bool) (uint64, error) {
 		}
 		return v.mem[i].ts, nil
 	}
-	e, err := readIndexEntry(v.seg.idx, i)
+	e, err := v.sealedEntry(i)
 	if byOffset {
 		return e.Offset, err
 	}
@@ -287,26 +358,50 @@ func (v *segView) key(i int, byOffset bool) (uint64, error) {
 // lastAtOrBelow returns the largest i in [lo, v.n) whose offset is <= x, or
 // lo-1 if none.
 func (v *segView) lastAtOrBelow(lo int, x uint64) (int, error) {
-	hi := v.n // invariant: answer in [lo-1, hi-1]
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
+	l, hi := lo, v.n
+	if v.mem == nil {
+		// Narrow to the block whose fence entry is the last <= x.
+		f := v.seg.fence.off
+		b := lastLE(f, x)
+		if b < 0 {
+			return lo - 1, nil
+		}
+		l, hi = max(lo, b*fenceStride), min(v.n, (b+1)*fenceStride)
+		if l >= hi {
+			return lo - 1, nil
+		}
+	}
+	for l < hi { // invariant: entries below l are <= x (or l == lo), from hi on > x
+		mid := int(uint(l+hi) >> 1)
 		k, err := v.key(mid, true)
 		if err != nil {
 			return 0, err
 		}
 		if k <= x {
-			lo = mid + 1
+			l = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	return lo - 1, nil
+	return l - 1, nil
 }
 
 // firstTimestampAtOrAbove returns the smallest i with timestamp >= ts, or
 // v.n if none.
 func (v *segView) firstTimestampAtOrAbove(ts uint64) (int, error) {
 	lo, hi := 0, v.n
+	if v.mem == nil {
+		// The answer is in the last block whose first entry is below ts,
+		// or it is the first entry of the following block, which the search
+		// returns (hi) when no entry of the block qualifies.
+		f := v.seg.fence.ts
+		b := lastLT(f, ts)
+		if b >= 0 {
+			lo, hi = b*fenceStride, min(v.n, (b+1)*fenceStride)
+		} else {
+			hi = 0
+		}
+	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		k, err := v.key(mid, false)
@@ -320,4 +415,32 @@ func (v *segView) firstTimestampAtOrAbove(ts uint64) (int, error) {
 		}
 	}
 	return lo, nil
+}
+
+// lastLE returns the largest i with a[i] <= x, or -1.
+func lastLE(a []uint64, x uint64) int {
+	lo, hi := 0, len(a)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if a[mid] <= x {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo - 1
+}
+
+// lastLT returns the largest i with a[i] < x, or -1.
+func lastLT(a []uint64, x uint64) int {
+	lo, hi := 0, len(a)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if a[mid] < x {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo - 1
 }
