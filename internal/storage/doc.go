@@ -22,13 +22,28 @@
 //
 // The index is dense per stored record (one entry per batch, not per
 // message): offset is the record's base offset, timestamp its server
-// timestamp (µs), position the byte offset of the record in the .log.
+// timestamp (µs), position the byte offset of the record in the .log. The
+// active segment's index lives in memory (published to readers with an
+// atomic count); a sealed segment keeps only a fence (the offset and
+// timestamp of every 128th entry) in memory and reads one 3 KiB block of its
+// .index with pread per lookup, so heap use does not grow with the data
+// written.
+//
+// # Reading
+//
+// Read returns Extents: byte ranges of whole stored records (file, position,
+// length, first/last record offsets). The caller sends them as they are with
+// Extent.WriteTo (sendfile with an explicit offset to sockets, pread copy
+// otherwise) or reads them into its own buffer with Extent.ReadAt, and
+// slices the first/last record itself when a poll starts or ends inside a
+// batch. Segments are pinned until ReadResult.Release.
 //
 // # Concurrency
 //
-// Lock order: Partition.syncMu -> Partition.mu -> segment.flushMu.
-// Partition.mu guards append state and the segment list; it is never held
-// across an fdatasync except when a segment is sealed (rolled), where the
+// Lock order: Partition.syncMu -> Partition.mu -> segment.flushMu
+// (Offsets.mu is independent). Partition.mu guards append state and the
+// segment list; it is never held across an fdatasync except when a segment
+// is sealed (rolled) or the partition purged, where the
 // sealed segment is synced before the next one is created so that a crash can
 // never leave a torn record in a sealed segment. Readers take no lock: they
 // load the segment list and the committed end from atomics, pin a segment
