@@ -33,11 +33,13 @@ func SendBody(stream, topic wire.Identifier, p wire.Partitioning, batch []byte) 
 	return s.AppendTo(nil)
 }
 
-// SendHeader is the request header of a partition-plane operation: the
-// current request number, not advanced (what the Go SDK does; the window
-// then tells retries from new requests by the body).
+// SendHeader is the request header of a partition-plane operation with
+// the counter advanced, as the Rust SDK does (upstream-framing.md,
+// "Request numbering"). Tests of the duplicate window set Next themselves.
 func (c *Client) SendHeader(op wire.Operation) wire.RequestHeader {
-	return wire.RequestHeader{Client: c.ID, Operation: op, Session: c.Session, Request: c.Next}
+	h := wire.RequestHeader{Client: c.ID, Operation: op, Session: c.Session, Request: c.Next}
+	c.Next++
+	return h
 }
 
 // SendMessages sends a SEND_MESSAGES body and returns the answer.

@@ -69,6 +69,16 @@ func (c *Topics) AddTopic(stream uint32, streamName string, topic uint32, name s
 	return t, c.data.CreatePartitions(t.Ref, t.Partitions)
 }
 
+// Ref returns the TopicRef of a topic (zero if unknown).
+func (c *Topics) Ref(stream, topic uint32) catalog.TopicRef {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t := c.topics[[2]uint32{stream, topic}]; t != nil {
+		return t.Ref
+	}
+	return catalog.TopicRef{}
+}
+
 // RemoveTopic forgets a topic and calls Data.DeleteTopic.
 func (c *Topics) RemoveTopic(stream, topic uint32) error {
 	c.mu.Lock()
