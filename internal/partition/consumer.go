@@ -60,8 +60,12 @@ type resolveOpts struct {
 // writes, as catalog.Topics.GroupPartition decides).
 func (p *Plane) resolve(x *dispatch.Exchange, c wire.Consumer, stream, topicID wire.Identifier, opt wire.OptPartition, o resolveOpts) (target, resolveStatus, uint32) {
 	cat := p.catalog()
+	if cat == nil {
+		// No topic resolver (no metadata plane wired): not served.
+		return target{}, resolvedDeny, wire.ErrFeatureUnavailable.Code
+	}
 	user, client, ok := userOf(x)
-	if cat == nil || !ok {
+	if !ok {
 		return target{}, resolvedDeny, wire.ErrResourceNotFound.Code
 	}
 	ref, ids, err := cat.ResolveTopic(stream, topicID)

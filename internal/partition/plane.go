@@ -126,9 +126,6 @@ func New(opts Options) (*Plane, error) {
 	if opts.RetentionInterval == 0 {
 		opts.RetentionInterval = DefaultRetentionInterval
 	}
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create partition data directory: %w", err)
-	}
 	p := &Plane{opts: opts, log: opts.Logger, topics: map[uint64]*topic{}, stop: make(chan struct{})}
 	if opts.RetentionInterval > 0 {
 		p.wg.Add(1)

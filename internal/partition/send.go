@@ -61,8 +61,13 @@ func (tp *topic) pickPartition(pt wire.Partitioning, ids []uint32) (uint32, bool
 // send serves SEND_MESSAGES (operation 160).
 func (p *Plane) send(x *dispatch.Exchange) {
 	cat := p.catalog()
+	if cat == nil {
+		// No topic resolver (no metadata plane wired): not served.
+		x.Deny(wire.ErrFeatureUnavailable.Code)
+		return
+	}
 	user, client, ok := userOf(x)
-	if cat == nil || !ok {
+	if !ok {
 		x.Deny(wire.ErrResourceNotFound.Code)
 		return
 	}
