@@ -17,8 +17,8 @@ func WithTopics(f func(catalog.Data) catalog.Topics) Option {
 	return func(o *options) { o.topics = f }
 }
 
-// WithRetentionInterval sets how often retention runs (default
-// partition.DefaultRetentionInterval; negative disables the loop).
+// WithRetentionInterval overrides data_maintenance.messages (how often
+// retention runs; negative disables the loop).
 func WithRetentionInterval(d time.Duration) Option {
 	return func(o *options) { o.retention = d }
 }
@@ -26,12 +26,16 @@ func WithRetentionInterval(d time.Duration) Option {
 // newPartitions builds the partition plane over {system.path}/streams,
 // registers its handlers and connects it to the topic resolver.
 func (b *Broker) newPartitions() error {
+	retention := b.cfg.DataMaintenance.RetentionInterval()
+	if b.opts.retention != 0 {
+		retention = b.opts.retention
+	}
 	parts, err := partition.New(partition.Options{
 		Dir:               filepath.Join(b.cfg.System.Path, partition.StreamsDirName),
 		Logger:            b.log,
 		Clock:             b.opts.now,
 		MaxFrameBytes:     int64(b.cfg.MessageBus.MaxMessageSize),
-		RetentionInterval: b.opts.retention,
+		RetentionInterval: retention,
 	})
 	if err != nil {
 		return fmt.Errorf("partition plane: %w", err)
