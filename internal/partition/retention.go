@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"errors"
 	"math"
 	"time"
 
@@ -65,7 +66,7 @@ func (p *Plane) RunRetention() storage.Removed {
 	var total storage.Removed
 	for _, j := range jobs {
 		rm, err := j.log.Retain(j.r)
-		if err != nil {
+		if err != nil && !errors.Is(err, storage.ErrClosed) {
 			p.log.Warn("retention", "dir", j.log.Dir(), "err", err)
 		}
 		if rm.Segments > 0 {
