@@ -34,6 +34,13 @@
 // record is only re-headed (wire.Batch.AppendSliceHeader) when the poll
 // starts or ends inside it.
 //
+// Stored records are not re-verified on the read path (whole records go
+// out with sendfile, never touching user space): every record was verified
+// at admission, recovery verifies the active segment record by record and
+// the tail of each sealed one, and clients pass checksums through. This is
+// a deliberate departure from system.partition.validate_checksum, which
+// Iggo does not implement.
+//
 // GET/STORE/DELETE_CONSUMER_OFFSET (120/121/122) use the partition's
 // storage.Offsets.
 //
