@@ -51,8 +51,9 @@ func (p *rawProducer) send(b *testing.B) uint64 {
 	if _, err := io.ReadFull(p.conn, r); err != nil {
 		b.Fatal(err)
 	}
-	if st := binary.LittleEndian.Uint32(r[wire.HeaderSize-256+57:]); wire.PeekKind(r) != wire.KindReply || wire.PeekSize(r) != uint32(len(r)) {
-		b.Fatalf("unexpected answer (size %d, status field %d)", wire.PeekSize(r), st)
+	var h wire.ReplyHeader
+	if err := h.Decode(r[:wire.HeaderSize]); err != nil || h.Status != 0 || h.Size != uint32(len(r)) {
+		b.Fatalf("unexpected answer %+v: %v", h, err)
 	}
 	return binary.LittleEndian.Uint64(r[wire.HeaderSize+16:])
 }
