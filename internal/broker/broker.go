@@ -20,8 +20,10 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/auth"
+	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/partition"
 	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/internal/transport/tcp"
 	"github.com/iggo-dev/iggo/wire"
@@ -45,6 +47,9 @@ type options struct {
 	rootPass string
 	rootSet  bool
 	inGroup  func(wire.Uint128) bool
+	// Partition plane (partition.go).
+	topics    func(catalog.Data) catalog.Topics
+	retention time.Duration
 }
 
 // WithLogger sets the logger (slog.Default otherwise).
@@ -82,6 +87,7 @@ type Broker struct {
 	sessions *session.Manager
 	disp     *dispatch.Dispatcher
 	tcp      *tcp.Server
+	parts    *partition.Plane
 
 	runMu   sync.Mutex
 	started bool               // guarded by runMu
@@ -128,10 +134,14 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		Now: o.now, Logger: b.log, ServerVersion: Version, InGroup: o.inGroup,
 	})
 	b.disp = dispatch.New(b.sessions, b.users, dispatch.Options{Logger: b.log})
+	if err := b.newPartitions(); err != nil {
+		return nil, err
+	}
 	if cfg.TCP.Enabled {
 		var tlsCfg *tls.Config
 		if cfg.TCP.TLS.Enabled {
 			if tlsCfg, err = loadTLS(cfg.TCP.TLS, o.now); err != nil {
+				b.closePartitions()
 				return nil, fmt.Errorf("tcp.tls: %w", err)
 			}
 		}
@@ -145,6 +155,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 			Logger:           b.log,
 		}, b.disp)
 		if err != nil {
+			b.closePartitions()
 			return nil, fmt.Errorf("listen on %s: %w", cfg.TCP.Address, err)
 		}
 	} else {
@@ -273,6 +284,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		}
 		b.runMu.Unlock()
 		b.bg.Wait()
+		if err := b.closePartitions(); err != nil {
+			errs = append(errs, err)
+		}
 		b.metaLog.Close()
 		b.stopErr = errors.Join(errs...)
 		b.log.Info("iggo server stopped")

@@ -26,6 +26,7 @@ type Config struct {
 	PersonalAccessToken PersonalAccessTokenConfig `toml:"personal_access_token"`
 	Metadata            MetadataConfig            `toml:"metadata"`
 	MessageBus          MessageBusConfig          `toml:"message_bus"`
+	DataMaintenance     DataMaintenanceConfig     `toml:"data_maintenance"`
 }
 
 // SystemConfig is the [system] table.
@@ -150,6 +151,7 @@ func Default() Config {
 		PersonalAccessToken: PersonalAccessTokenConfig{MaxTokensPerUser: 100, Cleaner: CleanerConfig{Enabled: true, Interval: Duration(time.Minute)}},
 		Metadata:            MetadataConfig{ClientsTableMax: 8192},
 		MessageBus:          MessageBusConfig{MaxMessageSize: Size(wire.MaxFrameSize)},
+		DataMaintenance:     defaultDataMaintenance(),
 	}
 }
 
@@ -202,6 +204,7 @@ func (c *Config) Validate() error {
 	if s := c.MessageBus.MaxMessageSize; s < MinFrameBytes || s > MaxFrameBytes {
 		bad("message_bus.max_message_size", "%s is outside %s..=%s", s, Size(MinFrameBytes), Size(MaxFrameBytes))
 	}
+	errs = append(errs, c.DataMaintenance.validate()...)
 	return errors.Join(errs...)
 }
 

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"io"
 	"log/slog"
 
 	"github.com/iggo-dev/iggo/internal/auth"
@@ -37,6 +38,10 @@ type Exchange struct {
 	Head [wire.HeaderSize]byte
 	// Out is the answer body written after Head (nil for evictions).
 	Out []byte
+	// Tail, when set, is more answer body written after Out (file extents
+	// of a poll reply); the Head's size counts it. The transport calls
+	// Tail.Release after writing, or when the answer is dropped.
+	Tail Tail
 	// Answered is set once Head holds an answer.
 	Answered bool
 
@@ -51,8 +56,24 @@ type Exchange struct {
 // stay valid until the Exchange is reset.
 func (x *Exchange) Scratch() []byte { return x.scratch[:0] }
 
+// Tail is answer body that is not in memory: the transport writes it with
+// WriteTo after Head and Out (on plain TCP the writer is the socket, so a
+// file-backed Tail can use sendfile).
+type Tail interface {
+	// Len is the number of bytes WriteTo writes.
+	Len() int64
+	// WriteTo writes exactly Len bytes to w.
+	WriteTo(w io.Writer) (int64, error)
+	// Release frees the Tail's resources; it is called exactly once.
+	Release()
+}
+
 // Reset clears the Exchange for reuse, keeping a bounded scratch buffer.
+// A Tail still attached is released.
 func (x *Exchange) Reset() {
+	if x.Tail != nil {
+		x.Tail.Release()
+	}
 	s := x.scratch
 	if cap(s) > maxRetainedScratch {
 		s = nil
@@ -260,7 +281,18 @@ func (x *Exchange) directOp() uint64 {
 }
 
 func (x *Exchange) writeReply(op wire.Operation, status uint32, opField uint64, body []byte) {
+	x.writeReplyTail(op, status, opField, body, nil)
+}
+
+func (x *Exchange) writeReplyTail(op wire.Operation, status uint32, opField uint64, body []byte, tail Tail) {
 	h := &x.Header
+	if x.Tail != nil {
+		x.Tail.Release()
+	}
+	size := int64(wire.HeaderSize + len(body))
+	if tail != nil {
+		size += tail.Len()
+	}
 	// Single node: cluster id 0, except that non-replicated replies echo
 	// the request's value (framing.md, common prologue).
 	var cluster wire.Uint128
@@ -268,7 +300,7 @@ func (x *Exchange) writeReply(op wire.Operation, status uint32, opField uint64, 
 		cluster = h.Cluster
 	}
 	r := wire.ReplyHeader{
-		Prologue:        wire.Prologue{Cluster: cluster, Size: uint32(wire.HeaderSize + len(body))},
+		Prologue:        wire.Prologue{Cluster: cluster, Size: uint32(size)},
 		RequestChecksum: h.RequestChecksum,
 		Client:          h.Client,
 		Op:              opField,
@@ -279,6 +311,7 @@ func (x *Exchange) writeReply(op wire.Operation, status uint32, opField uint64, 
 	}
 	r.Encode(x.Head[:])
 	x.Out = body
+	x.Tail = tail
 	x.Answered = true
 }
 
@@ -290,6 +323,18 @@ func (x *Exchange) Reply(body []byte) {
 		op = x.Info.ReplyOperation
 	}
 	x.writeReply(op, 0, x.directOp(), body)
+}
+
+// ReplyTail answers like Reply with body followed by tail (a plain,
+// non-replicated read answer such as a poll reply). The caller keeps the
+// frame within the transport's frame limit. tail is released by the
+// transport (or by Reset) once written or dropped.
+func (x *Exchange) ReplyTail(body []byte, tail Tail) {
+	op := x.Header.Operation
+	if x.Info.Code != 0 && x.Info.ReplyOperation != 0 && op != wire.OpNonReplicated {
+		op = x.Info.ReplyOperation
+	}
+	x.writeReplyTail(op, 0, x.directOp(), body, tail)
 }
 
 // Result answers a result-framed command with the committed-rejection
@@ -335,6 +380,10 @@ func (x *Exchange) Evict(reason wire.EvictionReason) {
 	}
 	e.Encode(x.Head[:])
 	x.Out = nil
+	if x.Tail != nil {
+		x.Tail.Release()
+		x.Tail = nil
+	}
 	x.Answered = true
 	x.evicted = true
 	if x.d != nil {

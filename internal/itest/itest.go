@@ -17,6 +17,8 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/broker"
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/catalog/catalogtest"
 	"github.com/iggo-dev/iggo/internal/config"
 )
 
@@ -34,9 +36,22 @@ var TestPasswordParams = auth.Params{MemoryKiB: 64, Iterations: 1, Parallelism: 
 type Option func(*settings)
 
 type settings struct {
-	cfg    config.Config
-	broker []broker.Option
-	tls    bool
+	cfg     config.Config
+	broker  []broker.Option
+	tls     bool
+	dir     string
+	catalog func(*catalogtest.Topics)
+}
+
+// WithDir uses dir as the data directory instead of a fresh temporary
+// one (restart tests start a second broker on the first one's data).
+func WithDir(dir string) Option { return func(s *settings) { s.dir = dir } }
+
+// WithCatalog gives the broker an in-memory topic catalog
+// (catalogtest.Topics) and calls setup with it before serving, so setup
+// can add topics (their partitions are created at once).
+func WithCatalog(setup func(*catalogtest.Topics)) Option {
+	return func(s *settings) { s.catalog = setup }
 }
 
 // WithConfig edits the configuration before the broker starts.
@@ -66,18 +81,30 @@ type Server struct {
 	Dir string
 	// ClientTLS is set when the broker serves TLS.
 	ClientTLS *tls.Config
+	// Catalog is the in-memory catalog of WithCatalog (nil otherwise).
+	Catalog *catalogtest.Topics
 }
 
 // Start runs a broker on 127.0.0.1:0 in t.TempDir() with root iggy/iggy;
 // it is shut down (and waited for) by t.Cleanup.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	dir := t.TempDir()
 	s := settings{cfg: config.Default()}
 	s.cfg.TCP.Address = "127.0.0.1:0"
-	s.cfg.System.Path = dir
 	for _, o := range opts {
 		o(&s)
+	}
+	dir := s.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	s.cfg.System.Path = dir
+	var cat *catalogtest.Topics
+	if s.catalog != nil {
+		s.broker = append(s.broker, broker.WithTopics(func(d catalog.Data) catalog.Topics {
+			cat = catalogtest.New(d)
+			return cat
+		}))
 	}
 	var logOut io.Writer = io.Discard
 	if os.Getenv("IGGO_TEST_LOG") != "" {
@@ -103,7 +130,10 @@ func Start(t testing.TB, opts ...Option) *Server {
 	if err != nil {
 		t.Fatalf("start broker: %v", err)
 	}
-	srv := &Server{Broker: b, Addr: b.Addr().String(), Dir: dir}
+	if cat != nil {
+		s.catalog(cat)
+	}
+	srv := &Server{Broker: b, Addr: b.Addr().String(), Dir: dir, Catalog: cat}
 	if s.tls {
 		pool := x509.NewCertPool()
 		pem, err := os.ReadFile(s.cfg.TCP.TLS.CertFile)

@@ -1,9 +1,15 @@
 package itest
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childBrokerEnv) != "" {
+		os.Exit(runChildBroker())
+	}
+	goleak.VerifyTestMain(m)
+}

@@ -2,5 +2,7 @@ package xhash
 
 import "unsafe"
 
-// unsafeBytes views s as a byte slice; XXH32 only reads its input.
-func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+// unsafeBytes views s as a byte slice; XXH32 only reads it.
+func unsafeBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}

@@ -1,11 +1,8 @@
-// Package xhash holds the non-cryptographic hashes the SDK needs that are not
-// in the standard library: XXH32, the 32-bit xxHash used to map message keys
-// to partitions (semantics.md §4.1: index = XXH32(key, seed 0) % partitions)
-// and string consumer names to offset keys (§4.2).
-//
-// The implementation follows the xxHash specification (XXH32, version
-// 0.8): 16-byte stripes through four accumulators, then 4-byte words,
-// then single bytes, then the avalanche. It allocates nothing.
+// Package xhash holds the small non-cryptographic hashes the protocol
+// needs beyond XXH3 (github.com/zeebo/xxh3): XXH32, which the SDKs and the
+// reference server use to map a message key to a partition
+// (semantics.md §4.1, `XXH32(key, seed 0) % partitions_count`) and a named
+// consumer to its numeric offset key (§5).
 package xhash
 
 import (
@@ -13,62 +10,63 @@ import (
 	"math/bits"
 )
 
-// The five XXH32 primes of the specification.
+// XXH32 primes (xxHash specification, "XXH32 algorithm description").
 const (
-	prime32x1 uint32 = 0x9E3779B1
-	prime32x2 uint32 = 0x85EBCA77
-	prime32x3 uint32 = 0xC2B2AE3D
-	prime32x4 uint32 = 0x27D4EB2F
-	prime32x5 uint32 = 0x165667B1
+	prime1 uint32 = 0x9E3779B1
+	prime2 uint32 = 0x85EBCA77
+	prime3 uint32 = 0xC2B2AE3D
+	prime4 uint32 = 0x27D4EB2F
+	prime5 uint32 = 0x165667B1
 )
 
-// stripeLen is the input consumed per round of the four accumulators.
-const stripeLen = 16
+// stripe is the number of input bytes the four accumulators consume per
+// round.
+const stripe = 16
 
-// XXH32 returns the 32-bit xxHash of b with the given seed.
+func round(acc, lane uint32) uint32 {
+	return bits.RotateLeft32(acc+lane*prime2, 13) * prime1
+}
+
+// XXH32 returns the 32-bit xxHash of b with the given seed. It does not
+// allocate.
 func XXH32(b []byte, seed uint32) uint32 {
 	n := len(b)
 	var h uint32
-	if n >= stripeLen {
-		v1 := seed + prime32x1 + prime32x2
-		v2 := seed + prime32x2
+	if n >= stripe {
+		v1 := seed + prime1 + prime2
+		v2 := seed + prime2
 		v3 := seed
-		v4 := seed - prime32x1
-		for len(b) >= stripeLen {
-			v1 = round32(v1, binary.LittleEndian.Uint32(b[0:]))
-			v2 = round32(v2, binary.LittleEndian.Uint32(b[4:]))
-			v3 = round32(v3, binary.LittleEndian.Uint32(b[8:]))
-			v4 = round32(v4, binary.LittleEndian.Uint32(b[12:]))
-			b = b[stripeLen:]
+		v4 := seed - prime1
+		for len(b) >= stripe {
+			v1 = round(v1, binary.LittleEndian.Uint32(b[0:]))
+			v2 = round(v2, binary.LittleEndian.Uint32(b[4:]))
+			v3 = round(v3, binary.LittleEndian.Uint32(b[8:]))
+			v4 = round(v4, binary.LittleEndian.Uint32(b[12:]))
+			b = b[stripe:]
 		}
 		h = bits.RotateLeft32(v1, 1) + bits.RotateLeft32(v2, 7) + bits.RotateLeft32(v3, 12) + bits.RotateLeft32(v4, 18)
 	} else {
-		h = seed + prime32x5
+		h = seed + prime5
 	}
-	h += uint32(n) // the specification adds the length modulo 2^32
+	h += uint32(n)
 	for len(b) >= 4 {
-		h += binary.LittleEndian.Uint32(b) * prime32x3
-		h = bits.RotateLeft32(h, 17) * prime32x4
+		h += binary.LittleEndian.Uint32(b) * prime3
+		h = bits.RotateLeft32(h, 17) * prime4
 		b = b[4:]
 	}
 	for _, c := range b {
-		h += uint32(c) * prime32x5
-		h = bits.RotateLeft32(h, 11) * prime32x1
+		h += uint32(c) * prime5
+		h = bits.RotateLeft32(h, 11) * prime1
 	}
 	h ^= h >> 15
-	h *= prime32x2
+	h *= prime2
 	h ^= h >> 13
-	h *= prime32x3
+	h *= prime3
 	h ^= h >> 16
 	return h
 }
 
-func round32(acc, lane uint32) uint32 {
-	acc += lane * prime32x2
-	return bits.RotateLeft32(acc, 13) * prime32x1
-}
-
-// String returns XXH32 of s with seed 0 without copying s.
-func String(s string) uint32 {
+// XXH32String is XXH32 of the bytes of s with seed 0, without copying s.
+func XXH32String(s string) uint32 {
 	return XXH32(unsafeBytes(s), 0)
 }

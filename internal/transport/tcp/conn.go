@@ -191,7 +191,7 @@ func (c *conn) read() {
 // ones in chunks so memory tracks the bytes that actually arrive.
 func (c *conn) readBody(n int) (*[]byte, error) {
 	p := getBody(n)
-	if n <= maxPooledBody {
+	if len(*p) == n {
 		if _, err := io.ReadFull(c.nc, *p); err != nil {
 			putBody(p)
 			return nil, err
@@ -202,7 +202,14 @@ func (c *conn) readBody(n int) (*[]byte, error) {
 	for len(b) < n {
 		step := min(n-len(b), readChunk)
 		if cap(b)-len(b) < step {
-			nb := make([]byte, len(b), min(n, max(2*cap(b), len(b)+step)))
+			// Double (capacities stay powers of two, so the final
+			// buffer fits a pool class); past the pooled range, grow
+			// to exactly n.
+			c := max(2*cap(b), len(b)+step)
+			if n > maxLargeBody {
+				c = min(n, c)
+			}
+			nb := make([]byte, len(b), c)
 			copy(nb, b)
 			b = nb
 		}
@@ -270,16 +277,30 @@ func (c *conn) write() {
 }
 
 // flush writes the answers of items in one vectored write (coalesced into
-// one buffer under TLS, so they become one record).
+// one buffer under TLS, so they become one record). An answer with a Tail
+// (file extents of a poll reply) ends the current write; the Tail then
+// writes itself to the socket (sendfile on plain TCP).
 func (c *conn) flush(items []item) error {
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 	if c.tls {
 		p := coalesce.Get().(*[]byte)
 		b := (*p)[:0]
+		var err error
 		for _, it := range items {
 			b = append(append(b, it.x.Head[:]...), it.x.Out...)
+			if it.x.Tail != nil {
+				if _, err = c.nc.Write(b); err != nil {
+					break
+				}
+				b = b[:0]
+				if _, err = it.x.Tail.WriteTo(c.nc); err != nil {
+					break
+				}
+			}
 		}
-		_, err := c.nc.Write(b)
+		if err == nil && len(b) > 0 {
+			_, err = c.nc.Write(b)
+		}
 		if cap(b) <= 1<<20 {
 			*p = b[:0]
 			coalesce.Put(p)
@@ -292,8 +313,26 @@ func (c *conn) flush(items []item) error {
 		if len(it.x.Out) > 0 {
 			c.vec = append(c.vec, it.x.Out)
 		}
+		if it.x.Tail != nil {
+			if err := c.writeVec(); err != nil {
+				return err
+			}
+			if _, err := it.x.Tail.WriteTo(c.nc); err != nil {
+				return err
+			}
+		}
+	}
+	return c.writeVec()
+}
+
+// writeVec writes the buffered vector in one vectored write and empties it.
+func (c *conn) writeVec() error {
+	if len(c.vec) == 0 {
+		return nil
 	}
 	c.bufs = c.vec
 	_, err := c.bufs.WriteTo(c.nc)
+	clear(c.vec)
+	c.vec = c.vec[:0]
 	return err
 }

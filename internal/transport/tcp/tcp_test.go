@@ -3,6 +3,7 @@ package tcp
 import (
 	"bytes"
 	"io"
+	"math/bits"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -202,4 +203,29 @@ func BenchmarkFramePathPing(b *testing.B) {
 	<-fc.done
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pings/s")
+}
+
+// TestLargeBodyRead: a body above the eager pool size is read in chunks
+// into a buffer whose capacity ends on a power of two (its pool class),
+// so it can be recycled for the next large body.
+func TestLargeBodyRead(t *testing.T) {
+	for _, n := range []int{maxPooledBody + 1, 3<<20 + 5, 8 << 20} {
+		a, b := net.Pipe()
+		c := &conn{nc: a}
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(i * 7)
+		}
+		go func() { b.Write(data); b.Close() }()
+		p, err := c.readBody(n)
+		a.Close()
+		if err != nil {
+			t.Fatalf("n %d: %v", n, err)
+		}
+		want := 1 << bits.Len(uint(n-1))
+		if len(*p) != n || cap(*p) != want || !bytes.Equal(*p, data) {
+			t.Fatalf("n %d: len %d cap %d (want cap %d), equal %v", n, len(*p), cap(*p), want, bytes.Equal(*p, data))
+		}
+		putBody(p)
+	}
 }

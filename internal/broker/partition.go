@@ -1,0 +1,64 @@
+package broker
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/partition"
+)
+
+// WithTopics supplies the catalog.Topics of the partition plane: f
+// receives the plane (its catalog.Data) and returns the resolver. The
+// metadata plane is that resolver in a full server; tests and tools
+// without it pass a fake (internal/catalog/catalogtest).
+func WithTopics(f func(catalog.Data) catalog.Topics) Option {
+	return func(o *options) { o.topics = f }
+}
+
+// WithRetentionInterval overrides data_maintenance.messages (how often
+// retention runs; negative disables the loop).
+func WithRetentionInterval(d time.Duration) Option {
+	return func(o *options) { o.retention = d }
+}
+
+// newPartitions builds the partition plane over {system.path}/streams,
+// registers its handlers and connects it to the topic resolver.
+func (b *Broker) newPartitions() error {
+	retention := b.cfg.DataMaintenance.RetentionInterval()
+	if b.opts.retention != 0 {
+		retention = b.opts.retention
+	}
+	parts, err := partition.New(partition.Options{
+		Dir:               filepath.Join(b.cfg.System.Path, partition.StreamsDirName),
+		Logger:            b.log,
+		Clock:             b.opts.now,
+		MaxFrameBytes:     int64(b.cfg.MessageBus.MaxMessageSize),
+		RetentionInterval: retention,
+	})
+	if err != nil {
+		return fmt.Errorf("partition plane: %w", err)
+	}
+	b.parts = parts
+	parts.Register(b.disp)
+	if b.opts.topics != nil {
+		parts.SetTopics(b.opts.topics(parts))
+	}
+	return nil
+}
+
+// Partitions is the partition plane (catalog.Data for the metadata plane).
+func (b *Broker) Partitions() *partition.Plane { return b.parts }
+
+// closePartitions flushes and closes every partition (after the
+// transports stopped).
+func (b *Broker) closePartitions() error {
+	if b.parts == nil {
+		return nil
+	}
+	if err := b.parts.Close(); err != nil {
+		return fmt.Errorf("close partitions: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package partition
+
+import (
+	"errors"
+
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/internal/xhash"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// target is a resolved (topic, partition, consumer) of a poll or an
+// offset command.
+type target struct {
+	ref  catalog.TopicRef
+	part *partition
+	kind storage.ConsumerKind
+	id   uint32
+}
+
+// consumerKey is the offset key of a plain consumer (semantics.md §5):
+// the numeric id, or XXH32 of the name.
+func consumerKey(id wire.Identifier) uint32 {
+	if id.Kind == wire.IDString {
+		return xhash.XXH32String(id.Str)
+	}
+	return id.Num
+}
+
+// resolveStatus says how a resolution failure is answered.
+type resolveStatus uint8
+
+const (
+	resolvedOK resolveStatus = iota
+	// resolvedDeny: status-deny with the code.
+	resolvedDeny
+	// resolvedResync: the group member does not own the partition; a poll
+	// answers the RESYNC head, an offset write status 20.
+	resolvedResync
+	// resolvedNothing: a group member without partitions (empty poll).
+	resolvedNothing
+)
+
+// resolveOpts select the codes of a command family.
+type resolveOpts struct {
+	action catalog.Action
+	// writeCodes maps stream/topic misses and group failures to 20
+	// (partition-plane writes, semantics.md §5); reads use 1009/2010 and
+	// 5000.
+	writeCodes bool
+	// groupOwnership makes group consumers pass GroupPartition (polls and
+	// offset writes); GET_CONSUMER_OFFSET lets non-members read.
+	groupOwnership bool
+}
+
+// resolve finds the topic, checks permission, and resolves the consumer
+// and the partition (omitted: partition 0 for plain consumers and for
+// group offset reads; the member's next partition for group polls and
+// writes, as catalog.Topics.GroupPartition decides).
+func (p *Plane) resolve(x *dispatch.Exchange, c wire.Consumer, stream, topicID wire.Identifier, opt wire.OptPartition, o resolveOpts) (target, resolveStatus, uint32) {
+	cat := p.catalog()
+	if cat == nil {
+		// No topic resolver (no metadata plane wired): not served.
+		return target{}, resolvedDeny, wire.ErrFeatureUnavailable.Code
+	}
+	user, client, ok := userOf(x)
+	if !ok {
+		return target{}, resolvedDeny, wire.ErrResourceNotFound.Code
+	}
+	ref, ids, err := cat.ResolveTopic(stream, topicID)
+	if err != nil {
+		if o.writeCodes {
+			return target{}, resolvedDeny, wire.ErrResourceNotFound.Code
+		}
+		return target{}, resolvedDeny, wire.CodeOf(err)
+	}
+	if !cat.Allowed(user, o.action, ref.StreamID, ref.TopicID) {
+		return target{}, resolvedDeny, wire.ErrUnauthorized.Code
+	}
+	t := target{ref: ref}
+	pid := uint32(0)
+	if opt.Present {
+		pid = opt.ID
+	}
+	switch c.Kind {
+	case wire.ConsumerGroupKind:
+		gid, err := cat.ResolveGroup(ref, c.ID)
+		if err != nil {
+			if o.writeCodes {
+				return target{}, resolvedDeny, wire.ErrResourceNotFound.Code
+			}
+			return target{}, resolvedDeny, wire.ErrConsumerGroupIDNotFound.Code
+		}
+		t.kind, t.id = storage.KindGroup, gid
+		if o.groupOwnership {
+			var want *uint32
+			if opt.Present {
+				want = &pid
+			}
+			got, ok, err := cat.GroupPartition(ref, gid, client, want)
+			switch {
+			case errors.Is(err, wire.ErrConsumerGroupMemberNotFound), errors.Is(err, wire.ErrConsumerGroupPartitionNotOwned):
+				return t, resolvedResync, 0
+			case err != nil:
+				if o.writeCodes {
+					return target{}, resolvedDeny, wire.ErrResourceNotFound.Code
+				}
+				return target{}, resolvedDeny, wire.CodeOf(err)
+			case !ok:
+				return t, resolvedNothing, 0
+			}
+			pid = got
+		}
+	default:
+		t.kind, t.id = storage.KindConsumer, consumerKey(c.ID)
+	}
+	if !hasPartition(ids, pid) {
+		return target{}, resolvedDeny, wire.ErrPartitionNotFound.Code
+	}
+	t.part = p.lookup(ref.Incarnation, pid)
+	if t.part == nil {
+		return target{}, resolvedDeny, wire.ErrPartitionNotFound.Code
+	}
+	return t, resolvedOK, 0
+}

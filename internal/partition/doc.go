@@ -1,0 +1,66 @@
+// Package partition is the partition plane of the broker: it owns the
+// message logs of every partition (internal/storage), serves
+// SEND_MESSAGES, POLL_MESSAGES and the consumer-offset commands, runs
+// retention, and implements catalog.Data for the metadata plane.
+//
+// # Layout
+//
+// Partition data lives under {system.path}/streams:
+//
+//	{stream}/topics/{topic}-{incarnation}/partitions/{partition}/
+//
+// The topic incarnation (catalog.TopicRef.Incarnation, unique for every
+// topic ever created) is part of the directory name, so a topic created
+// again under a recycled stream or topic id never sees the files of the
+// deleted one (../shared/design/storage.md §1).
+//
+// # Requests
+//
+// SEND_MESSAGES (op 160): the metadata is decoded, the topic resolved
+// through catalog.Topics, send permission checked, the partition picked
+// (Balanced: an in-memory per-topic round robin; PartitionId; MessagesKey:
+// XXH32(key) % partitions), the batch validated in place in the receive
+// buffer (wire.SendMessages.Admit), the 128-id duplicate window consulted,
+// and the received bytes appended once; the storage Format stamps
+// partition_id, base_offset and base_timestamp and recomputes the batch
+// checksum under the partition's append lock. The reply is one
+// confirmation (commands.md §101). With enforce_fsync the reply waits for
+// the group-committed fdatasync.
+//
+// POLL_MESSAGES (code 100): the start offset is derived from the strategy,
+// storage.Partition.Read returns the stored records as file extents, and
+// the reply is the 16-byte head, then the records as stored: whole records
+// go out as file extents (sendfile on plain TCP, see dispatch.Tail), and a
+// record is only re-headed (wire.Batch.AppendSliceHeader) when the poll
+// starts or ends inside it.
+//
+// Stored records are not re-verified on the read path (whole records go
+// out with sendfile, never touching user space): every record was verified
+// at admission, recovery verifies the active segment record by record and
+// the tail of each sealed one, and clients pass checksums through. This is
+// a deliberate departure from system.partition.validate_checksum, which
+// Iggo does not implement.
+//
+// GET/STORE/DELETE_CONSUMER_OFFSET (120/121/122) use the partition's
+// storage.Offsets.
+//
+// # Error choices
+//
+// Where the specification leaves a choice, this package answers:
+//
+//   - SEND_MESSAGES to an unknown stream or topic: status 20
+//     (ResourceNotFound, as the reference); to an unknown partition, or a
+//     topic without partitions: 3007 (PartitionNotFound, which makes the
+//     Go SDK refresh its partition count; semantics.md §4.1 allows it).
+//   - A partition whose data failed recovery (storage.CorruptError) is
+//     stopped: writes to it get 4010 (CannotAppendMessage), polls and
+//     offset reads 4011 (CannotReadMessage). Other partitions are served.
+//   - POLL_MESSAGES with an unknown consumer group: status 5000
+//     (ConsumerGroupIdNotFound). A member that does not own the requested
+//     partition (5006/5009 from catalog.Topics.GroupPartition) gets the
+//     empty poll head with partition_id 0xFFFFFFFF, so the SDK re-syncs.
+//   - A recognized duplicate send (same client, request number and batch)
+//     gets a success with zero confirmations ([0 u32]): the upstream page
+//     says "empty success, including no offset confirmations", and the
+//     SDK decoders reject an entirely empty SendMessages body.
+package partition

@@ -1,0 +1,152 @@
+package partition
+
+import (
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/wire"
+	"github.com/zeebo/xxh3"
+)
+
+// getOffset serves GET_CONSUMER_OFFSET (code 120): 20 bytes, or an empty
+// body when nothing is stored or the group is unknown (semantics.md §5).
+// Group offsets may be read by non-members.
+func (p *Plane) getOffset(x *dispatch.Exchange) {
+	var req wire.GetConsumerOffset
+	if err := req.Decode(x.Body); err != nil {
+		x.Deny(wire.ErrInvalidCommand.Code)
+		return
+	}
+	t, st, code := p.resolve(x, req.Consumer, req.StreamID, req.TopicID, req.Partition,
+		resolveOpts{action: catalog.ActionPoll})
+	if st != resolvedOK {
+		if code == wire.ErrConsumerGroupIDNotFound.Code {
+			x.Reply(nil)
+			return
+		}
+		x.Deny(code)
+		return
+	}
+	if t.part.log == nil {
+		x.Deny(wire.ErrCannotReadMessage.Code)
+		return
+	}
+	stored, ok := t.part.log.Offsets().Get(t.kind, t.id)
+	if !ok {
+		x.Reply(nil)
+		return
+	}
+	_, next := t.part.log.Bounds()
+	out := wire.ConsumerOffset{PartitionID: t.part.id, CurrentOffset: currentOffset(next), StoredOffset: stored}
+	x.Reply(out.AppendTo(x.Scratch()))
+}
+
+// offsetWrite runs a STORE/DELETE through the partition's duplicate window
+// (ack = Quorum) or directly (ack = NoAck bypasses it, upstream-framing.md).
+// apply returns the status code (0 = success).
+func (p *Plane) offsetWrite(x *dispatch.Exchange, part *partition, ack wire.OffsetAck, apply func() uint32) {
+	if ack == wire.AckNone {
+		p.answerWrite(x, apply())
+		return
+	}
+	_, client, _ := userOf(x)
+	key := windowKey{client: client, request: x.Header.Request, hash: xxh3.Hash(x.Body)}
+	if !part.begin(key) {
+		x.Reply(wire.AppendResultOK(x.Scratch()))
+		return
+	}
+	code := apply()
+	part.end(key, code == 0)
+	p.answerWrite(x, code)
+}
+
+func (p *Plane) answerWrite(x *dispatch.Exchange, code uint32) {
+	if code != 0 {
+		x.Deny(code)
+		return
+	}
+	x.Reply(wire.AppendResultOK(x.Scratch()))
+}
+
+// storeOffset serves STORE_CONSUMER_OFFSET (operation 161, result-framed):
+// the offset must not pass the last committed offset (4100 InvalidOffset,
+// also for an empty partition); an explicit store may move backwards.
+func (p *Plane) storeOffset(x *dispatch.Exchange) {
+	var req wire.StoreConsumerOffset
+	if err := req.Decode(x.Body); err != nil {
+		x.Deny(wire.ErrInvalidCommand.Code)
+		return
+	}
+	t, st, code := p.resolve(x, req.Consumer, req.StreamID, req.TopicID, req.Partition,
+		resolveOpts{action: catalog.ActionPoll, writeCodes: true, groupOwnership: true})
+	switch st {
+	case resolvedDeny:
+		x.Deny(code)
+		return
+	case resolvedResync, resolvedNothing:
+		x.Deny(wire.ErrResourceNotFound.Code)
+		return
+	}
+	part := t.part
+	if part.log == nil {
+		x.Deny(wire.ErrCannotAppendMessage.Code)
+		return
+	}
+	p.offsetWrite(x, part, req.Ack, func() uint32 {
+		first, next := part.log.Bounds()
+		if first == next || req.Offset >= next {
+			return wire.ErrInvalidOffset.Code
+		}
+		if err := part.log.Offsets().Store(t.kind, t.id, req.Offset); err != nil {
+			p.log.Warn("store consumer offset", "dir", part.dir, "err", err)
+			return wire.ErrCannotAppendMessage.Code
+		}
+		return 0
+	})
+}
+
+// deleteOffset serves DELETE_CONSUMER_OFFSET (operation 162,
+// result-framed): 3021 ConsumerOffsetNotFound when nothing is stored.
+func (p *Plane) deleteOffset(x *dispatch.Exchange) {
+	var req wire.DeleteConsumerOffset
+	if err := req.Decode(x.Body); err != nil {
+		x.Deny(wire.ErrInvalidCommand.Code)
+		return
+	}
+	t, st, code := p.resolve(x, req.Consumer, req.StreamID, req.TopicID, req.Partition,
+		resolveOpts{action: catalog.ActionPoll, writeCodes: true, groupOwnership: true})
+	switch st {
+	case resolvedDeny:
+		x.Deny(code)
+		return
+	case resolvedResync, resolvedNothing:
+		x.Deny(wire.ErrResourceNotFound.Code)
+		return
+	}
+	part := t.part
+	if part.log == nil {
+		x.Deny(wire.ErrCannotAppendMessage.Code)
+		return
+	}
+	p.offsetWrite(x, part, req.Ack, func() uint32 {
+		ok, err := part.log.Offsets().Delete(t.kind, t.id)
+		switch {
+		case err != nil:
+			p.log.Warn("delete consumer offset", "dir", part.dir, "err", err)
+			return wire.ErrCannotAppendMessage.Code
+		case !ok:
+			return wire.ErrConsumerOffsetNotFound.Code
+		}
+		return 0
+	})
+}
+
+// Register installs the partition-plane handlers in d: SEND_MESSAGES,
+// POLL_MESSAGES and the consumer-offset commands. FLUSH_UNSAVED_BUFFER
+// stays with the dispatcher (always FeatureUnavailable, semantics.md §4.3).
+func (p *Plane) Register(d *dispatch.Dispatcher) {
+	d.Handle(wire.CmdSendMessages, p.send)
+	d.Handle(wire.CmdPollMessages, p.poll)
+	d.Handle(wire.CmdGetConsumerOffset, p.getOffset)
+	d.Handle(wire.CmdStoreConsumerOffset, p.storeOffset)
+	d.Handle(wire.CmdDeleteConsumerOffset, p.deleteOffset)
+}

@@ -1,0 +1,242 @@
+package partition
+
+import (
+	"encoding/binary"
+	"io"
+	"math"
+	"sync"
+
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// maxRetainedRecordBuf bounds the edge-record buffer a pooled pollReply
+// keeps between polls.
+const maxRetainedRecordBuf = 4 << 20
+
+// pollReply is a poll answer: head (the 16-byte prefix plus a first
+// record sliced in memory) is the in-memory body; the Tail is the run of
+// whole stored records (file extents, sent as they are) followed by a
+// last record sliced in memory. It implements dispatch.Tail.
+type pollReply struct {
+	head []byte
+	mids []storage.Extent
+	post []byte
+	rr   storage.ReadResult
+	rec  []byte
+	n    int64
+}
+
+var pollReplies = sync.Pool{New: func() any { return new(pollReply) }}
+
+func getPollReply() *pollReply { return pollReplies.Get().(*pollReply) }
+
+// Len implements dispatch.Tail.
+func (r *pollReply) Len() int64 { return r.n }
+
+// WriteTo implements dispatch.Tail.
+func (r *pollReply) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for i := range r.mids {
+		n, err := r.mids[i].WriteTo(w)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	if len(r.post) > 0 {
+		n, err := w.Write(r.post)
+		total += int64(n)
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// Release implements dispatch.Tail: it unpins the segments and returns
+// the reply to its pool.
+func (r *pollReply) Release() {
+	r.rr.Release()
+	clear(r.mids)
+	r.mids = r.mids[:0]
+	r.head = r.head[:0]
+	r.post = r.post[:0]
+	if cap(r.rec) > maxRetainedRecordBuf {
+		r.rec = nil
+	}
+	r.n = 0
+	pollReplies.Put(r)
+}
+
+// readRecord reads the whole stored record at log position pos of e into
+// r.rec and returns it as a batch view.
+func (r *pollReply) readRecord(e *storage.Extent, pos int64) (wire.Batch, error) {
+	var hdr [wire.BatchHeaderSize]byte
+	if _, err := e.ReadAt(hdr[:], pos-e.Pos); err != nil {
+		return wire.Batch{}, err
+	}
+	l := binary.LittleEndian.Uint64(hdr[wire.BatchOffLength:])
+	if l < wire.BatchHeaderSize || int64(l) > e.Pos+e.Len-pos {
+		return wire.Batch{}, wire.ErrInvalidCommand
+	}
+	if uint64(cap(r.rec)) < l {
+		r.rec = make([]byte, l)
+	}
+	rec := r.rec[:l]
+	if _, err := e.ReadAt(rec, pos-e.Pos); err != nil {
+		return wire.Batch{}, err
+	}
+	v, _, err := wire.ParseBatch(rec)
+	return v, err
+}
+
+// currentOffset is C of semantics.md §4.2: the last committed offset, 0
+// when the partition is empty.
+func currentOffset(next uint64) uint64 {
+	if next == 0 {
+		return 0
+	}
+	return next - 1
+}
+
+// poll serves POLL_MESSAGES (code 100).
+func (p *Plane) poll(x *dispatch.Exchange) {
+	var req wire.PollMessages
+	if err := req.Decode(x.Body); err != nil {
+		// semantics.md §4.2: an undecodable request gets the empty head.
+		x.Reply(wire.AppendPollReplyHead(x.Scratch(), 0, 0, 0))
+		return
+	}
+	t, st, code := p.resolve(x, req.Consumer, req.StreamID, req.TopicID, req.Partition,
+		resolveOpts{action: catalog.ActionPoll, groupOwnership: true})
+	switch st {
+	case resolvedDeny:
+		x.Deny(code)
+		return
+	case resolvedResync:
+		x.Reply(wire.AppendPollReplyHead(x.Scratch(), wire.PollResyncPartition, 0, 0))
+		return
+	case resolvedNothing:
+		x.Reply(wire.AppendPollReplyHead(x.Scratch(), 0, 0, 0))
+		return
+	}
+	part := t.part
+	if part.log == nil {
+		x.Deny(wire.ErrCannotReadMessage.Code)
+		return
+	}
+	first, next := part.log.Bounds()
+	empty := func() {
+		x.Reply(wire.AppendPollReplyHead(x.Scratch(), part.id, currentOffset(next), 0))
+	}
+	if req.Count == 0 || first == next {
+		empty()
+		return
+	}
+	count := uint64(req.Count)
+	var start uint64
+	switch req.Strategy.Kind {
+	case wire.PollOffset:
+		start = req.Strategy.Value
+	case wire.PollTimestamp:
+		off, ok, err := part.log.OffsetForTimestamp(req.Strategy.Value)
+		if err != nil || !ok {
+			empty()
+			return
+		}
+		start = off
+	case wire.PollFirst:
+		start = first
+	case wire.PollLast:
+		start = next - min(count, next)
+	case wire.PollNext:
+		if stored, ok := part.log.Offsets().Get(t.kind, t.id); ok {
+			if stored == math.MaxUint64 {
+				empty()
+				return
+			}
+			start = stored + 1
+		}
+	}
+	if start >= next {
+		empty()
+		return
+	}
+	r := getPollReply()
+	last, n, err := p.fill(r, part, start, count, next)
+	if err != nil || n == 0 {
+		r.Release()
+		if err != nil {
+			p.log.Warn("poll read failed", "dir", part.dir, "err", err)
+		}
+		empty()
+		return
+	}
+	binary.LittleEndian.PutUint32(r.head[12:], uint32(n))
+	if req.AutoCommit {
+		if _, err := part.log.Offsets().Advance(t.kind, t.id, last); err != nil {
+			p.log.Warn("auto-commit failed", "dir", part.dir, "err", err)
+		}
+	}
+	x.ReplyTail(r.head, r)
+}
+
+// fill reads up to count messages from start into r: the reply head with a
+// zero count, whole records as extents, and the edge records sliced. It
+// returns the last returned offset and the number of messages.
+func (p *Plane) fill(r *pollReply, part *partition, start, count, next uint64) (last, n uint64, err error) {
+	maxBytes := p.opts.MaxFrameBytes - wire.HeaderSize - wire.PollReplyHeadSize
+	if err := part.log.Read(&r.rr, start, count, maxBytes); err != nil {
+		return 0, 0, err
+	}
+	exts := r.rr.Extents
+	r.head = wire.AppendPollReplyHead(r.head[:0], part.id, currentOffset(next), 0)
+	if len(exts) == 0 {
+		return 0, 0, nil
+	}
+	target := uint64(math.MaxUint64)
+	if count < math.MaxUint64-start {
+		target = start + count
+	}
+	begin := max(start, exts[0].FirstOffset)
+	end := min(exts[len(exts)-1].EndOffset, target)
+	if end <= begin {
+		return 0, 0, nil
+	}
+	for i := range exts {
+		e := &exts[i]
+		pos, length := e.Pos, e.Len
+		if i == 0 && e.FirstOffset < start {
+			// The poll starts inside the first record: re-head it.
+			v, err := r.readRecord(e, pos)
+			if err != nil {
+				return 0, 0, err
+			}
+			first, k := v.Select(start, uint32(min(target-start, math.MaxUint32)))
+			r.head = v.AppendSlice(r.head, first, k)
+			pos += int64(v.Len())
+			length -= int64(v.Len())
+		}
+		if i == len(exts)-1 && e.EndOffset > target && length > 0 {
+			// The poll ends inside the last record: re-head it.
+			v, err := r.readRecord(e, e.LastPos)
+			if err != nil {
+				return 0, 0, err
+			}
+			_, k := v.Select(e.LastOffset, uint32(min(target-e.LastOffset, math.MaxUint32)))
+			r.post = v.AppendSlice(r.post[:0], 0, k)
+			length -= e.Pos + e.Len - e.LastPos
+		}
+		if length > 0 {
+			m := *e
+			m.Pos, m.Len = pos, length
+			r.mids = append(r.mids, m)
+			r.n += length
+		}
+	}
+	r.n += int64(len(r.post))
+	return end - 1, end - begin, nil
+}
