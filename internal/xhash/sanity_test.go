@@ -54,9 +54,9 @@ func TestKeyPartitionGolden(t *testing.T) {
 		partitions uint32
 		want       uint32
 	}{
-		{"a", 3, 0x550D7456 % 3},     // 1
-		{"abc", 10, 0x32D153FF % 10}, // 7
-		{"Nobody inspects the spammish repetition", 7, 0xE2293B2F % 7},
+		{"a", 3, 0},    // 0x550D7456 % 3
+		{"abc", 10, 7}, // 0x32D153FF % 10
+		{"Nobody inspects the spammish repetition", 7, 3}, // 0xE2293B2F % 7
 	} {
 		t.Run(fmt.Sprintf("%s/%d", tc.key, tc.partitions), func(t *testing.T) {
 			if got := XXH32([]byte(tc.key), 0) % tc.partitions; got != tc.want {
