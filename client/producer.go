@@ -104,6 +104,7 @@ type producerOptions struct {
 	partitioner   Partitioner
 	maxInFlight   int
 	onDelivery    func(DeliveryReport)
+	count         uint32
 }
 
 // WithBatchMessages sets the most messages per batch (default
@@ -137,6 +138,12 @@ func WithFailWhenFull() ProducerOption { return func(o *producerOptions) { o.fai
 func WithPartition(id uint32) ProducerOption {
 	return func(o *producerOptions) { o.fixed, o.partition = true, id }
 }
+
+// WithPartitionCount spreads messages over partitions 0..n-1 without
+// reading the topic (useful for a user that may send but not read
+// topics). The count is still re-read after a send hits a missing
+// partition.
+func WithPartitionCount(n uint32) ProducerOption { return func(o *producerOptions) { o.count = n } }
 
 // WithPartitioner picks partitions with f instead of the default rule
 // (key hash for keyed messages, balanced otherwise).
@@ -199,7 +206,8 @@ type Producer struct {
 }
 
 // NewProducer returns a producer for stream/topic. Unless WithPartition
-// is given it reads the topic (GET_TOPIC) for its partition count.
+// or WithPartitionCount is given it reads the topic (GET_TOPIC) for its
+// partition count.
 func (c *Client) NewProducer(ctx context.Context, stream, topic wire.Identifier, opts ...ProducerOption) (*Producer, error) {
 	o := producerOptions{
 		batchMessages: DefaultBatchMessages,
@@ -228,7 +236,11 @@ func (c *Client) NewProducer(ctx context.Context, stream, topic wire.Identifier,
 		abort:  make(chan struct{}),
 		parts:  map[uint32]*partState{},
 	}
-	if !o.fixed {
+	switch {
+	case o.fixed:
+	case o.count > 0:
+		p.partitions = o.count
+	default:
 		t, err := c.GetTopic(ctx, stream, topic)
 		if err != nil {
 			return nil, err
