@@ -23,8 +23,10 @@ const (
 	// messages of one Producer.
 	DefaultBufferBytes = 64 << 20
 	// DefaultMaxInFlight is the number of batches per partition sent
-	// before the first is confirmed.
-	DefaultMaxInFlight = 4
+	// before the first is confirmed: one keeps every partition in Send
+	// order even across retries, and the client still pipelines batches
+	// of different partitions on its connection.
+	DefaultMaxInFlight = 1
 )
 
 // Producer errors.
