@@ -126,9 +126,12 @@ func WithLinger(d time.Duration) ProducerOption { return func(o *producerOptions
 
 // WithBufferBytes bounds the producer's memory: the encoded bytes of
 // messages accepted by Send and not yet confirmed (default
-// DefaultBufferBytes). When the budget is used up Send blocks until
+// DefaultBufferBytes; at least the batch byte limit). When the budget is
+// used up, the open batches are sent at once and Send blocks until
 // batches are confirmed, or fails with ErrBufferFull under
-// WithFailWhenFull.
+// WithFailWhenFull. Beyond the budget, each partition's batch buffer may
+// hold up to its capacity growth (less than one batch) and the request
+// headers.
 func WithBufferBytes(n int) ProducerOption { return func(o *producerOptions) { o.bufferBytes = n } }
 
 // WithFailWhenFull makes Send return ErrBufferFull instead of blocking
@@ -321,7 +324,9 @@ func (p *Producer) Send(ctx context.Context, msgs ...Message) error {
 	return nil
 }
 
-// reserve takes n bytes of the budget.
+// reserve takes n bytes of the budget. When they are not free, the open
+// batches are sealed first, so that the bytes they hold go on the wire
+// and come back even when their linger time is far off.
 func (p *Producer) reserve(ctx context.Context, n int) error {
 	p.mu.Lock()
 	closed := p.closed
@@ -329,11 +334,16 @@ func (p *Producer) reserve(ctx context.Context, n int) error {
 	if closed {
 		return ErrProducerClosed
 	}
-	if p.opts.failWhenFull {
-		if !p.budget.tryAcquire(n) {
-			return ErrBufferFull
-		}
+	if p.budget.tryAcquire(n) {
 		return nil
+	}
+	p.mu.Lock()
+	for _, ps := range p.parts {
+		p.sealLocked(ps)
+	}
+	p.mu.Unlock()
+	if p.opts.failWhenFull {
+		return ErrBufferFull
 	}
 	return p.budget.acquire(ctx, p.abort, n)
 }

@@ -404,3 +404,30 @@ func TestProducerConcurrentSend(t *testing.T) {
 		}
 	}
 }
+
+// TestProducerBudgetSealsOpenBatches: when Send needs budget held by open
+// batches whose linger is far off, those batches are sent so the budget
+// comes back instead of blocking forever.
+func TestProducerBudgetSealsOpenBatches(t *testing.T) {
+	s := topicServer(t, 4, nil)
+	c := dialFake(t, s)
+	const msgSize = wire.MessageHeaderSize + 10
+	p := newTestProducer(t, c, WithLinger(time.Hour), WithBatchBytes(4*msgSize), WithBufferBytes(4*msgSize))
+	ctx := ctxTimeout(t)
+	for i := range 20 {
+		// Keys spread the messages over the partitions, so no batch fills.
+		if err := p.Send(ctx, Message{Key: []byte{byte(i)}, Payload: make([]byte, 10)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, b := range sentBatches(t, s) {
+		n += len(b.Payloads)
+	}
+	if n != 20 {
+		t.Fatalf("%d messages sent", n)
+	}
+}
