@@ -270,9 +270,10 @@ func (co *Consumer) Assignment() Assignment {
 func (co *Consumer) Messages(ctx context.Context) iter.Seq2[*ReceivedMessage, error] {
 	return func(yield func(*ReceivedMessage, error) bool) {
 		for ctx.Err() == nil {
-			batch, err := co.poll(ctx)
+			var batch []ReceivedMessage
+			err := co.autoCommit(ctx) // stores what the previous batch handled
 			if err == nil {
-				err = co.autoCommit(ctx)
+				batch, err = co.poll(ctx)
 			}
 			if err != nil {
 				if ctx.Err() != nil {

@@ -336,3 +336,25 @@ func TestConsumerStopsOnCancel(t *testing.T) {
 		t.Fatalf("unexpected item: %v", err)
 	}
 }
+
+// TestConsumerCommitBeforeNextPoll: with CommitAfterHandle the offsets of
+// a handled batch are stored before the next poll is sent.
+func TestConsumerCommitBeforeNextPoll(t *testing.T) {
+	b := newMemBroker(t, 1)
+	b.seed(0, 4)
+	s := newFakeServer(t, b.handle)
+	c := dialFake(t, s)
+	co, err := c.NewConsumer(ctxTimeout(t), wire.NumericID(1), wire.NumericID(1), wire.SingleConsumer(wire.NumericID(3)),
+		WithPollCount(2), WithPollInterval(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Close(ctxTimeout(t))
+	collect(t, co, 3)
+	b.mu.Lock()
+	at := slices.Clone(b.storedAtPoll)
+	b.mu.Unlock()
+	if len(at) < 2 || at[0] != -1 || at[1] != 1 {
+		t.Fatalf("stored offsets seen by the polls: %v, want [-1 1 ...]", at)
+	}
+}

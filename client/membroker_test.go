@@ -27,6 +27,9 @@ type memBroker struct {
 	// the given status (5006, 5009) or, for 0, the resync sentinel.
 	fence      map[wire.Uint128]int // guarded by mu
 	polls      []wire.PollMessages  // guarded by mu
+	// storedAtPoll is the poller's stored offset (-1 for none) when each
+	// poll arrived.
+	storedAtPoll []int64 // guarded by mu
 	autoCommit int                  // guarded by mu: polls with auto_commit set
 }
 
@@ -90,6 +93,11 @@ func (b *memBroker) handle(fc *fakeConn, r fakeReq) bool {
 			return false
 		}
 		b.polls = append(b.polls, req)
+		at := int64(-1)
+		if v, ok := b.offsets[offsetKey(req.Consumer, req.Partition.ID)]; ok {
+			at = int64(v)
+		}
+		b.storedAtPoll = append(b.storedAtPoll, at)
 		if f, ok := b.fence[r.Hdr.Client]; ok && req.Consumer.Kind == wire.ConsumerGroupKind {
 			delete(b.fence, r.Hdr.Client)
 			if f != 0 {
