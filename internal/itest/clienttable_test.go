@@ -102,8 +102,8 @@ func TestMetadataDedup(t *testing.T) {
 		t.Fatal("aged-out retry was executed")
 	}
 	// Unserved operations leave no in-flight mark behind.
-	ExpectStatus(t, c.Do(c.Header(wire.OpDeleteStream, 0), nil), wire.ErrFeatureUnavailable.Code)
-	ExpectStatus(t, c.Do(c.Header(wire.OpDeleteStream, 0), nil), wire.ErrFeatureUnavailable.Code)
+	ExpectStatus(t, c.Do(c.Header(wire.OpJoinConsumerGroup, 0), nil), wire.ErrFeatureUnavailable.Code)
+	ExpectStatus(t, c.Do(c.Header(wire.OpJoinConsumerGroup, 0), nil), wire.ErrFeatureUnavailable.Code)
 }
 
 func TestMetadataInFlight(t *testing.T) {
