@@ -20,9 +20,13 @@ const (
 	tmpSuffix      = ".tmp"
 )
 
-func journalName(first uint64) string { return fmt.Sprintf("%s%020d%s", journalPrefix, first, journalSuffix) }
+func journalName(first uint64) string {
+	return fmt.Sprintf("%s%020d%s", journalPrefix, first, journalSuffix)
+}
 
-func snapshotName(op uint64) string { return fmt.Sprintf("%s%020d%s", snapshotPrefix, op, snapshotSuffix) }
+func snapshotName(op uint64) string {
+	return fmt.Sprintf("%s%020d%s", snapshotPrefix, op, snapshotSuffix)
+}
 
 // listOps returns the ops encoded in the names of dir's files with prefix
 // and suffix, ascending.
