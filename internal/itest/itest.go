@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +38,12 @@ type settings struct {
 	cfg    config.Config
 	broker []broker.Option
 	tls    bool
+	dir    string
 }
+
+// WithDir uses dir as the data directory instead of a new temporary one
+// (a restart test starts a second broker on the first one's directory).
+func WithDir(dir string) Option { return func(s *settings) { s.dir = dir } }
 
 // WithConfig edits the configuration before the broker starts.
 func WithConfig(f func(*config.Config)) Option { return func(s *settings) { f(&s.cfg) } }
@@ -66,19 +72,28 @@ type Server struct {
 	Dir string
 	// ClientTLS is set when the broker serves TLS.
 	ClientTLS *tls.Config
+
+	stop func()
 }
+
+// Stop shuts the broker down gracefully and waits for it; the test
+// cleanup does the same for a broker still running.
+func (s *Server) Stop() { s.stop() }
 
 // Start runs a broker on 127.0.0.1:0 in t.TempDir() with root iggy/iggy;
 // it is shut down (and waited for) by t.Cleanup.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	dir := t.TempDir()
 	s := settings{cfg: config.Default()}
 	s.cfg.TCP.Address = "127.0.0.1:0"
-	s.cfg.System.Path = dir
 	for _, o := range opts {
 		o(&s)
 	}
+	dir := s.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	s.cfg.System.Path = dir
 	var logOut io.Writer = io.Discard
 	if os.Getenv("IGGO_TEST_LOG") != "" {
 		logOut = os.Stderr
@@ -116,16 +131,20 @@ func Start(t testing.TB, opts ...Option) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("broker Run: %v", err)
+	var once sync.Once
+	srv.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("broker Run: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("broker did not stop within 30 s")
 			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("broker did not stop within 30 s")
-		}
-	})
+		})
+	}
+	t.Cleanup(srv.stop)
 	return srv
 }

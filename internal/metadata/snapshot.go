@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"bytes"
 	"encoding/binary"
 	"sort"
 
@@ -235,7 +236,7 @@ func decodeUser(d *decoder, st *state) *user {
 		raw := d.bytes32(len(d.b))
 		if d.err == nil {
 			p := new(wire.Permissions)
-			if p.Decode(raw) != nil {
+			if p.Decode(raw) != nil || !bytes.Equal(p.AppendTo(nil), raw) {
 				d.err = ErrCorrupt
 				return u
 			}
@@ -292,7 +293,7 @@ func decodeStream(d *decoder) *stream {
 func decodeOptions(d *decoder) wire.Options {
 	raw := d.bytes32(wire.MaxOptionsBlockBytes)
 	var o wire.Options
-	if d.err == nil && o.Decode(raw) != nil {
+	if d.err == nil && (o.Decode(raw) != nil || !bytes.Equal(o.AppendTo(nil), raw)) {
 		d.err = ErrCorrupt
 	}
 	return o
