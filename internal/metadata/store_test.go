@@ -58,7 +58,10 @@ func (d *recData) DeletePartitions(t catalog.TopicRef, ids []uint32) error {
 	return nil
 }
 
-func (d *recData) DeleteTopic(t catalog.TopicRef) error { d.add("delete-topic " + refStr(t)); return nil }
+func (d *recData) DeleteTopic(t catalog.TopicRef) error {
+	d.add("delete-topic " + refStr(t))
+	return nil
+}
 
 func (d *recData) PurgeTopic(t catalog.TopicRef) error { d.add("purge " + refStr(t)); return nil }
 
@@ -165,7 +168,7 @@ func populate(t testing.TB, s *testStore) {
 	s.ok(t, wire.CmdCreateConsumerGroup, &wire.CreateConsumerGroup{StreamID: wire.NumericID(0), TopicID: wire.NumericID(0), Name: "g2"})
 	s.ok(t, wire.CmdDeleteConsumerGroup, &wire.DeleteConsumerGroup{StreamID: wire.NumericID(0), TopicID: wire.NumericID(0), GroupID: wire.NumericID(0)})
 	s.ok(t, wire.CmdCreateUser, &wire.CreateUser{Username: "alice", Status: wire.UserActive, Permissions: &wire.Permissions{
-		Global: wire.GlobalPermissions{ReadStreams: true},
+		Global:  wire.GlobalPermissions{ReadStreams: true},
 		Streams: []wire.StreamPermissions{{StreamID: 1, ManageStream: true, Topics: []wire.TopicPermissions{{TopicID: 4, ReadTopic: true}}}},
 	}})
 	if r := s.do(t, 1, wire.CmdCreatePersonalAccessToken, &wire.CreatePersonalAccessToken{Name: "ci", Expiry: 0}); r.code != wire.ErrPersonalAccessTokenAlreadyExists.Code {
