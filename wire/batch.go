@@ -88,7 +88,7 @@ func (h *BatchHeader) Put(b []byte) {
 
 // AppendTo appends the 256-byte header.
 func (h *BatchHeader) AppendTo(dst []byte) []byte {
-	dst = growBatchBuf(dst, BatchHeaderSize)
+	dst = grow(dst, BatchHeaderSize)
 	h.Put(dst[len(dst)-BatchHeaderSize:])
 	return dst
 }
@@ -168,7 +168,7 @@ func (h *MessageHeader) Put(b []byte) {
 
 // AppendTo appends the 48-byte header.
 func (h *MessageHeader) AppendTo(dst []byte) []byte {
-	dst = growBatchBuf(dst, MessageHeaderSize)
+	dst = grow(dst, MessageHeaderSize)
 	h.Put(dst[len(dst)-MessageHeaderSize:])
 	return dst
 }
@@ -295,13 +295,4 @@ func (a *batchHasher) sum() uint64 {
 	}
 	_, _ = a.h.Write(a.buf[:a.n])
 	return a.h.Sum64()
-}
-
-// growBatchBuf extends dst by n bytes (contents of the new bytes unspecified) and
-// returns it; it reuses capacity when there is enough.
-func growBatchBuf(dst []byte, n int) []byte {
-	if cap(dst)-len(dst) >= n {
-		return dst[:len(dst)+n]
-	}
-	return append(dst, make([]byte, n)...)
 }

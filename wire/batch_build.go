@@ -58,7 +58,7 @@ type BatchBuilder struct {
 // Reset starts a new batch appended to dst (its 256-byte header is
 // reserved now and filled by Finish).
 func (b *BatchBuilder) Reset(dst []byte) {
-	*b = BatchBuilder{buf: growBatchBuf(dst, BatchHeaderSize), start: len(dst), minTS: math.MaxUint64, started: true}
+	*b = BatchBuilder{buf: grow(dst, BatchHeaderSize), start: len(dst), minTS: math.MaxUint64, started: true}
 }
 
 // Count is the number of messages added since Reset.
@@ -97,7 +97,7 @@ func (b *BatchBuilder) Add(id Uint128, originTimestamp uint64, payload, userHead
 	}
 	b.minTS, b.maxTS = lo, hi
 	at := len(b.buf)
-	b.buf = growBatchBuf(b.buf, MessageHeaderSize)
+	b.buf = grow(b.buf, MessageHeaderSize)
 	h := b.buf[at:]
 	binary.LittleEndian.PutUint64(h[MessageOffChecksum:], 0)
 	PutUint128(h[MessageOffID:], id)

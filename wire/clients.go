@@ -45,8 +45,9 @@ func (t Transport) String() string {
 // group entries.
 type Client struct {
 	ClientID uint32
-	// UserID is 0 for a connection that has not logged in (reference
-	// behaviour, commands.md).
+	// UserID is the logged-in user; a connection that has not logged in
+	// reports u32::MAX (semantics.md §7; commands.md leaves it UNKNOWN and 0
+	// would name the root user).
 	UserID              uint32
 	Transport           Transport
 	Address             string
@@ -82,7 +83,7 @@ func (c *Client) read(r *reader) {
 	c.ClientID = r.u32()
 	c.UserID = r.u32()
 	c.Transport = Transport(r.u8())
-	c.Address = r.sysStr32(MaxClientAddressLen)
+	c.Address = r.str32(MaxClientAddressLen)
 	c.ConsumerGroupsCount = r.u32()
 }
 

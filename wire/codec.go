@@ -146,3 +146,49 @@ func appendU128(dst []byte, v Uint128) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, v.Lo)
 	return binary.LittleEndian.AppendUint64(dst, v.Hi)
 }
+
+// grow extends dst by n bytes (contents of the new bytes unspecified),
+// reusing spare capacity when there is enough.
+func grow(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst[:len(dst)+n]
+	}
+	return append(dst, make([]byte, n)...)
+}
+
+// boolByte is the wire form of a boolean: 1 or 0.
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// appendBool appends a boolean byte 0/1.
+func appendBool(dst []byte, v bool) []byte { return append(dst, boolByte(v)) }
+
+// flag reads a structural flag byte that must be 0 or 1.
+func (r *reader) flag() bool {
+	b := r.u8()
+	if b > 1 {
+		r.fail(ErrInvalidCommand)
+		return false
+	}
+	return b == 1
+}
+
+// str32 reads [len u32][UTF-8 bytes] with len at most limit (a copy).
+func (r *reader) str32(limit int) string {
+	n := r.u32()
+	if r.err == nil && uint64(n) > uint64(limit) {
+		r.fail(ErrInvalidCommand)
+		return ""
+	}
+	return r.str(int(n))
+}
+
+// appendStr32 appends [len u32][bytes].
+func appendStr32(dst []byte, s string) []byte {
+	dst = appendU32(dst, uint32(len(s)))
+	return append(dst, s...)
+}

@@ -338,13 +338,3 @@ func (h *EvictionHeader) Decode(b []byte) error {
 	}
 	return nil
 }
-
-// grow extends dst by n bytes (contents unspecified) and returns it.
-func grow(dst []byte, n int) []byte {
-	if cap(dst)-len(dst) < n {
-		nd := make([]byte, len(dst), 2*cap(dst)+n)
-		copy(nd, dst)
-		dst = nd
-	}
-	return dst[:len(dst)+n]
-}

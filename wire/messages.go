@@ -201,7 +201,7 @@ func (f *FlushUnsavedBuffer) AppendTo(dst []byte) []byte {
 	dst = f.StreamID.AppendTo(dst)
 	dst = f.TopicID.AppendTo(dst)
 	dst = appendU32(dst, f.PartitionID)
-	return appendFlagByte(dst, f.Fsync)
+	return appendBool(dst, f.Fsync)
 }
 
 // Decode decodes a whole body, rejecting trailing bytes.
@@ -212,12 +212,4 @@ func (f *FlushUnsavedBuffer) Decode(src []byte) error {
 	f.PartitionID = r.u32()
 	f.Fsync = r.u8() != 0
 	return r.finish()
-}
-
-// appendFlagByte appends a boolean byte 0/1.
-func appendFlagByte(dst []byte, v bool) []byte {
-	if v {
-		return append(dst, 1)
-	}
-	return append(dst, 0)
 }

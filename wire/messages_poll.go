@@ -32,7 +32,7 @@ func (p *PollMessages) AppendTo(dst []byte) []byte {
 	dst = p.Partition.AppendTo(dst)
 	dst = p.Strategy.AppendTo(dst)
 	dst = appendU32(dst, p.Count)
-	return appendFlagByte(dst, p.AutoCommit)
+	return appendBool(dst, p.AutoCommit)
 }
 
 // Decode decodes a whole body, rejecting trailing bytes; any failure is

@@ -183,7 +183,7 @@ func (p *Permissions) read(r *reader) {
 		ManageTopics: g[6] != 0, ReadTopics: g[7] != 0,
 		PollMessages: g[8] != 0, SendMessages: g[9] != 0,
 	}
-	more := r.sysFlag()
+	more := r.flag()
 	for more && r.err == nil {
 		if len(p.Streams) == MaxPermissionStreams {
 			r.fail(ErrInvalidCommand)
@@ -208,7 +208,7 @@ func (p *Permissions) read(r *reader) {
 			s.Topics = readTopicPermissions(r)
 		}
 		p.Streams = append(p.Streams, s)
-		more = r.sysFlag()
+		more = r.flag()
 	}
 	if r.err != nil {
 		return
@@ -289,24 +289,6 @@ func (r *reader) permissionsBlock() *Permissions {
 		return nil
 	}
 	return p
-}
-
-// sysFlag reads a structural flag byte that must be 0 or 1.
-func (r *reader) sysFlag() bool {
-	b := r.u8()
-	if b > 1 {
-		r.fail(ErrInvalidCommand)
-		return false
-	}
-	return b == 1
-}
-
-// boolByte is the wire form of a boolean: 1 or 0.
-func boolByte(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // hasRepeatedID reports whether ids holds a value twice. Ids in strictly

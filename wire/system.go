@@ -115,11 +115,11 @@ func (s *Stats) AppendTo(dst []byte) []byte {
 	dst = appendU64(dst, s.MessagesCount)
 	dst = appendU32(dst, s.ClientsCount)
 	dst = appendU32(dst, s.ConsumerGroupsCount)
-	dst = sysAppendStr32(dst, s.Hostname)
-	dst = sysAppendStr32(dst, s.OSName)
-	dst = sysAppendStr32(dst, s.OSVersion)
-	dst = sysAppendStr32(dst, s.KernelVersion)
-	dst = sysAppendStr32(dst, s.ServerVersion)
+	dst = appendStr32(dst, s.Hostname)
+	dst = appendStr32(dst, s.OSName)
+	dst = appendStr32(dst, s.OSVersion)
+	dst = appendStr32(dst, s.KernelVersion)
+	dst = appendStr32(dst, s.ServerVersion)
 	dst = appendU32(dst, s.ServerSemver)
 	dst = appendU32(dst, uint32(len(s.CacheMetrics)))
 	for _, m := range s.CacheMetrics {
@@ -158,11 +158,11 @@ func (s *Stats) Decode(src []byte) error {
 	s.MessagesCount = r.u64()
 	s.ClientsCount = r.u32()
 	s.ConsumerGroupsCount = r.u32()
-	s.Hostname = r.sysStr32(MaxSystemStringLen)
-	s.OSName = r.sysStr32(MaxSystemStringLen)
-	s.OSVersion = r.sysStr32(MaxSystemStringLen)
-	s.KernelVersion = r.sysStr32(MaxSystemStringLen)
-	s.ServerVersion = r.sysStr32(MaxSystemStringLen)
+	s.Hostname = r.str32(MaxSystemStringLen)
+	s.OSName = r.str32(MaxSystemStringLen)
+	s.OSVersion = r.str32(MaxSystemStringLen)
+	s.KernelVersion = r.str32(MaxSystemStringLen)
+	s.ServerVersion = r.str32(MaxSystemStringLen)
 	s.ServerSemver = r.u32()
 	n := r.u32()
 	s.CacheMetrics = nil
@@ -247,12 +247,12 @@ func (m *ClusterMetadata) Validate() error {
 
 // AppendTo appends the payload.
 func (m *ClusterMetadata) AppendTo(dst []byte) []byte {
-	dst = sysAppendStr32(dst, m.Name)
+	dst = appendStr32(dst, m.Name)
 	dst = appendU32(dst, uint32(len(m.Nodes)))
 	for i := range m.Nodes {
 		n := &m.Nodes[i]
-		dst = sysAppendStr32(dst, n.Name)
-		dst = sysAppendStr32(dst, n.IP)
+		dst = appendStr32(dst, n.Name)
+		dst = appendStr32(dst, n.IP)
 		dst = appendU16(dst, n.TCPPort)
 		dst = appendU16(dst, n.QUICPort)
 		dst = appendU16(dst, n.HTTPPort)
@@ -266,7 +266,7 @@ func (m *ClusterMetadata) AppendTo(dst []byte) []byte {
 // MaxClusterNodes nodes.
 func (m *ClusterMetadata) Decode(src []byte) error {
 	r := newReader(src)
-	m.Name = r.sysStr32(MaxSystemStringLen)
+	m.Name = r.str32(MaxSystemStringLen)
 	n := r.u32()
 	m.Nodes = nil
 	if r.err == nil && (n > MaxClusterNodes || uint64(n)*clusterNodeMinLen > uint64(r.remaining())) {
@@ -276,8 +276,8 @@ func (m *ClusterMetadata) Decode(src []byte) error {
 		m.Nodes = make([]ClusterNode, n)
 		for i := range m.Nodes {
 			m.Nodes[i] = ClusterNode{
-				Name:    r.sysStr32(MaxSystemStringLen),
-				IP:      r.sysStr32(MaxSystemStringLen),
+				Name:    r.str32(MaxSystemStringLen),
+				IP:      r.str32(MaxSystemStringLen),
 				TCPPort: r.u16(), QUICPort: r.u16(), HTTPPort: r.u16(), WebSocketPort: r.u16(),
 				Role: ClusterNodeRole(r.u8()), Status: ClusterNodeStatus(r.u8()),
 			}
@@ -385,22 +385,6 @@ func (g *GetSnapshotFile) Decode(src []byte) error {
 		}
 	}
 	return r.finish()
-}
-
-// sysStr32 reads [len u32][UTF-8 bytes] with len at most limit (a copy).
-func (r *reader) sysStr32(limit int) string {
-	n := r.u32()
-	if r.err == nil && uint64(n) > uint64(limit) {
-		r.fail(ErrInvalidCommand)
-		return ""
-	}
-	return r.str(int(n))
-}
-
-// sysAppendStr32 appends [len u32][bytes].
-func sysAppendStr32(dst []byte, s string) []byte {
-	dst = appendU32(dst, uint32(len(s)))
-	return append(dst, s...)
 }
 
 // validSystemString reports whether s fits a [len u32] string of at most

@@ -332,11 +332,11 @@ func (u *UpdateUser) Decode(src []byte) error {
 	r := newReader(src)
 	u.UserID = r.identifier()
 	u.Username = ""
-	if r.sysFlag() {
+	if r.flag() {
 		u.Username = r.name()
 	}
 	u.Status = 0
-	if r.sysFlag() {
+	if r.flag() {
 		u.Status = UserStatus(r.u8())
 		if r.err == nil && u.Status == 0 {
 			r.fail(ErrInvalidCommand)
@@ -431,7 +431,7 @@ func appendOptPermissions(dst []byte, p *Permissions) []byte {
 // optPermissions reads [has_permissions u8] (0 or 1) and, when 1, the
 // length-prefixed permissions.
 func (r *reader) optPermissions() *Permissions {
-	if !r.sysFlag() {
+	if !r.flag() {
 		return nil
 	}
 	return r.permissionsBlock()

@@ -343,10 +343,10 @@ func TestUpdateUserRoundTrip(t *testing.T) {
 			// Both flag bytes are always present.
 			r := newReader(enc)
 			r.identifier()
-			if r.sysFlag() {
+			if r.flag() {
 				r.name()
 			}
-			if r.sysFlag() {
+			if r.flag() {
 				r.u8()
 			}
 			if r.err != nil || !bytes.Equal(r.rest(), u.Options) {

@@ -1,0 +1,63 @@
+// Package storage is the partition log engine: an append-only sequence of
+// segment files holding stamped message-batch records exactly as they travel
+// on the wire, a dense per-record index, durability (group-committed
+// fdatasync or a background flusher), retention, purge, crash recovery and
+// consumer-offset files.
+//
+// The package never parses a batch itself. A [Format] supplied by the caller
+// (the broker plugs in the wire batch codec) stamps base offset and server
+// timestamp into a record at append time and validates records during
+// recovery; tests use a tiny fake format.
+//
+// # Layout (../shared/design/storage.md §1-2)
+//
+// One directory per partition:
+//
+//	{start_offset:020}.log     records back to back, no padding
+//	{start_offset:020}.index   24-byte entries, one per record:
+//	                           offset u64 | timestamp u64 | position u64 (LE)
+//	purge.pending              marker while a purge is in progress
+//	offsets/consumers/{id}     consumer offset files (see [Offsets])
+//	offsets/groups/{id}
+//
+// The index is dense per stored record (one entry per batch, not per
+// message): offset is the record's base offset, timestamp its server
+// timestamp (µs), position the byte offset of the record in the .log. The
+// active segment's index lives in memory (published to readers with an
+// atomic count); a sealed segment keeps only a fence (the offset and
+// timestamp of every 128th entry) in memory and reads one 3 KiB block of its
+// .index with pread per lookup, so heap use does not grow with the data
+// written.
+//
+// # Reading
+//
+// Read returns Extents: byte ranges of whole stored records (file, position,
+// length, first/last record offsets). The caller sends them as they are with
+// Extent.WriteTo (sendfile with an explicit offset to sockets, pread copy
+// otherwise) or reads them into its own buffer with Extent.ReadAt, and
+// slices the first/last record itself when a poll starts or ends inside a
+// batch. Segments are pinned until ReadResult.Release.
+//
+// # Concurrency
+//
+// Lock order: Partition.syncMu -> Partition.mu -> segment.flushMu
+// (Offsets.mu is independent). Partition.mu guards append state and the
+// segment list; it is never held across an fdatasync except when a segment
+// is sealed (rolled) or the partition purged, where the
+// sealed segment is synced before the next one is created so that a crash can
+// never leave a torn record in a sealed segment. Readers take no lock: they
+// load the segment list and the committed end from atomics, pin a segment
+// with a reference count, and read with pread (ReadAt) or sendfile with an
+// explicit offset. Retention unlinks files immediately; the descriptors stay
+// open until the last reader releases the segment.
+//
+// # Durability
+//
+// With Options.Fsync (topic option enforce_fsync = true) Append returns only
+// after the record and its index entry were written and fdatasync'ed, and the
+// record becomes visible to readers only then; concurrent appenders share one
+// fdatasync (group commit). Without it records are visible once written to
+// the page cache and a background goroutine syncs when the unsynced messages
+// or bytes pass the configured thresholds, or on an interval. Flush and Close
+// sync everything.
+package storage
