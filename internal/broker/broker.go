@@ -76,9 +76,8 @@ func WithRootCredentials(username, password string) Option {
 	return func(o *options) { o.rootUser, o.rootPass, o.rootSet = username, password, true }
 }
 
-// WithGroupMembership sets the consumer-group membership test used by the
-// stale-client verifier (no client is a member otherwise: groups arrive
-// with a later step).
+// WithGroupMembership replaces the consumer-group membership test used by
+// the stale-client verifier (the metadata store's by default).
 func WithGroupMembership(f func(wire.Uint128) bool) Option {
 	return func(o *options) { o.inGroup = f }
 }
@@ -143,11 +142,14 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	b.meta = meta
+	if o.inGroup == nil {
+		o.inGroup = meta.InGroup
+	}
 	authn := auth.NewAuthenticator(meta, b.hasher, o.now)
 	b.sessions = session.NewManager(authn, meta, meta.Table(), session.Options{
 		Now: o.now, Logger: b.log, ServerVersion: Version, InGroup: o.inGroup,
 	})
-	b.disp = dispatch.New(b.sessions, meta, dispatch.Options{Logger: b.log})
+	b.disp = dispatch.New(b.sessions, meta, dispatch.Options{Logger: b.log, Groups: meta.ClientGroups})
 	meta.Register(b.disp, metadata.System{
 		Version: Version, Started: b.startTime, DataDir: cfg.System.Path,
 		ConfigFile: filepath.Join(cfg.System.Path, cfg.System.Runtime.Path, "current_config.toml"),

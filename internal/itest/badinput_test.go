@@ -235,12 +235,12 @@ func TestSessionGate(t *testing.T) {
 		{"send messages as non-replicated", wire.CmdSendMessages, wire.ErrFeatureUnavailable.Code},
 		{"login register as non-replicated", wire.CmdLoginRegister, wire.ErrFeatureUnavailable.Code},
 		{"flush unsaved buffer", wire.CmdFlushUnsavedBuffer, wire.ErrFeatureUnavailable.Code},
-		{"read not served yet", wire.CmdSyncConsumerGroup, wire.ErrFeatureUnavailable.Code},
+		{"read not served yet", wire.CmdPollMessages, wire.ErrFeatureUnavailable.Code},
 	} {
 		t.Run(tc.name, func(t *testing.T) { ExpectStatus(t, c.Call(tc.code, nil), tc.want) })
 	}
-	// Metadata and partition operations without a handler yet: status 5.
-	for _, op := range []wire.Operation{wire.OpJoinConsumerGroup, wire.OpLeaveConsumerGroup, wire.OpSendMessages} {
+	// Partition operations without a handler yet: status 5.
+	for _, op := range []wire.Operation{wire.OpSendMessages, wire.OpStoreConsumerOffset, wire.OpDeleteConsumerOffset} {
 		f := c.Do(c.Header(op, 0), nil)
 		ExpectStatus(t, f, wire.ErrFeatureUnavailable.Code)
 		if f.Reply.Operation != op {

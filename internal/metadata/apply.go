@@ -1,8 +1,11 @@
 package metadata
 
 import (
+	"time"
+
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/groups"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -112,6 +115,10 @@ func (s *state) applyCommand(e *Entry) result {
 		return s.createGroup(e, a)
 	case wire.CmdDeleteConsumerGroup:
 		return s.deleteGroup(e, a)
+	case wire.CmdJoinConsumerGroup:
+		return s.joinGroup(e, a)
+	case wire.CmdLeaveConsumerGroup:
+		return s.leaveGroup(e, a)
 	case wire.CmdCreateUser:
 		return s.createUser(e, a)
 	case wire.CmdUpdateUser:
@@ -357,6 +364,7 @@ func (s *state) createPartitions(e *Entry, a actor) result {
 		ids[i] = first + uint32(i)
 		t.Partitions = append(t.Partitions, partition{ID: ids[i], CreatedAt: e.Timestamp})
 	}
+	t.setPartitions()
 	return result{effects: []effect{{kind: effCreatePartitions, ref: ref(st, t), ids: ids}}}
 }
 
@@ -382,6 +390,7 @@ func (s *state) deletePartitions(e *Entry, a actor) result {
 		ids = append(ids, p.ID)
 	}
 	t.Partitions = append([]partition(nil), t.Partitions[:keep]...)
+	t.setPartitions()
 	return result{effects: []effect{{kind: effDeletePartitions, ref: ref(st, t), ids: ids}}}
 }
 
@@ -427,11 +436,11 @@ func (s *state) createGroup(e *Entry, a actor) result {
 	if _, dup := t.GroupByName[req.Name]; dup {
 		return reject(wire.ErrConsumerGroupNameAlreadyExists)
 	}
-	g := &group{ID: t.NextGroupID, Name: req.Name}
+	g := newGroup(t.NextGroupID, req.Name, t)
 	t.NextGroupID++
 	t.Groups[g.ID] = g
 	t.GroupByName[g.Name] = g.ID
-	d := wire.GroupDetails{ConsumerGroup: wire.ConsumerGroup{ID: g.ID, PartitionsCount: uint32(len(t.Partitions)), Name: g.Name}}
+	d := groupDetails(t, g)
 	return result{payload: d.AppendTo(nil)}
 }
 
@@ -451,6 +460,64 @@ func (s *state) deleteGroup(e *Entry, a actor) result {
 	delete(t.Groups, g.ID)
 	delete(t.GroupByName, g.Name)
 	return result{effects: []effect{{kind: effDeleteGroupOffsets, ref: ref(st, t), group: g.ID}}}
+}
+
+// memberGroup resolves the group of a JOIN or LEAVE: 1009/2010, the
+// get_topic rule, then 5000.
+func (s *state) memberGroup(body []byte, a actor) (*group, result) {
+	var req wire.JoinConsumerGroup
+	if err := req.Decode(body); err != nil {
+		return nil, decodeErr(err)
+	}
+	_, t, res := s.groupTopic(req.StreamID, req.TopicID, a)
+	if t == nil {
+		return nil, res
+	}
+	g := t.group(req.GroupID)
+	if g == nil {
+		return nil, reject(wire.ErrConsumerGroupIDNotFound)
+	}
+	return g, result{}
+}
+
+// joinGroup applies JOIN_CONSUMER_GROUP: membership keyed by the caller's
+// client id, cooperative rebalance at the entry's time; a re-join is a
+// no-op success (semantics.md §6.1).
+func (s *state) joinGroup(e *Entry, a actor) result {
+	g, res := s.memberGroup(e.Body, a)
+	if g == nil {
+		return res
+	}
+	if _, err := g.G.Join(groups.ClientID(e.Client), time.UnixMicro(int64(e.Timestamp))); err != nil {
+		return reject(wire.ErrError)
+	}
+	return result{}
+}
+
+// leaveGroup applies LEAVE_CONSUMER_GROUP: not a member is 5006.
+func (s *state) leaveGroup(e *Entry, a actor) result {
+	g, res := s.memberGroup(e.Body, a)
+	if g == nil {
+		return res
+	}
+	if g.G.Leave(groups.ClientID(e.Client)) != nil {
+		return reject(wire.ErrConsumerGroupMemberNotFound)
+	}
+	return result{}
+}
+
+// groupDetails is the GET_CONSUMER_GROUP / CREATE payload of g.
+func groupDetails(t *topic, g *group) wire.GroupDetails {
+	d := wire.GroupDetails{ConsumerGroup: wire.ConsumerGroup{ID: g.ID, PartitionsCount: uint32(len(t.Partitions)), Name: g.Name}}
+	for _, m := range g.G.Members() {
+		ids := make([]uint32, len(m.Partitions))
+		for i, p := range m.Partitions {
+			ids[i] = uint32(p)
+		}
+		d.Members = append(d.Members, wire.ConsumerGroupMember{ID: uint32(m.ID), Partitions: ids})
+	}
+	d.MembersCount = uint32(len(d.Members))
+	return d
 }
 
 // topicView is a topic's reply data with the counters filled later,

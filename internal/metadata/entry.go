@@ -27,7 +27,10 @@ const (
 	// KindMarker changes nothing; it records that the effects of every
 	// earlier entry have completed (EffectsThrough).
 	KindMarker Kind = 6
-	kindLimit  Kind = 7
+	// KindDropMembers ends every consumer-group membership: committed at
+	// start-up, when no client can still be connected (storage.md §5).
+	KindDropMembers Kind = 7
+	kindLimit       Kind = 8
 )
 
 // String names the kind.
@@ -45,6 +48,8 @@ func (k Kind) String() string {
 		return "pat-cleanup"
 	case KindMarker:
 		return "marker"
+	case KindDropMembers:
+		return "drop-members"
 	}
 	return "kind?"
 }

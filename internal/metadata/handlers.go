@@ -128,6 +128,8 @@ func (s *Store) registerCommands(d *dispatch.Dispatcher) {
 	d.Handle(wire.CmdDeleteSegments, s.checked(func() wire.Body { return new(wire.DeleteSegments) }, nil))
 	d.Handle(wire.CmdCreateConsumerGroup, s.checked(func() wire.Body { return new(wire.CreateConsumerGroup) }, nil))
 	d.Handle(wire.CmdDeleteConsumerGroup, s.checked(func() wire.Body { return new(wire.DeleteConsumerGroup) }, nil))
+	d.Handle(wire.CmdJoinConsumerGroup, s.checked(func() wire.Body { return new(wire.JoinConsumerGroup) }, nil))
+	d.Handle(wire.CmdLeaveConsumerGroup, s.checked(func() wire.Body { return new(wire.LeaveConsumerGroup) }, nil))
 	d.Handle(wire.CmdUpdateUser, s.checked(func() wire.Body { return new(wire.UpdateUser) }, func(b wire.Body) uint32 {
 		if len(b.(*wire.UpdateUser).Options) > 0 {
 			return wire.ErrUnsupportedOptionKey.Code

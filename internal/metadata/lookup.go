@@ -3,6 +3,7 @@ package metadata
 import (
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/groups"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -112,14 +113,83 @@ func (s *Store) ResolveGroup(t catalog.TopicRef, id wire.Identifier) (uint32, er
 	return g.ID, nil
 }
 
-// GroupPartition implements catalog.Topics. Group membership is not
-// tracked yet (JOIN answers FeatureUnavailable), so no client is a member.
+// GroupPartition implements catalog.Topics: with a partition, the member
+// must own it and it must not be pending revocation (CanPoll); without
+// one, the member's pollable partitions are served round-robin per
+// (group, client), a cursor kept in memory only.
 func (s *Store) GroupPartition(t catalog.TopicRef, group uint32, client wire.Uint128, partition *uint32) (uint32, bool, error) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	tp := s.liveTopic(t)
-	if tp == nil || tp.Groups[group] == nil {
+	var g *groups.Group
+	if tp != nil && tp.Groups[group] != nil {
+		g = tp.Groups[group].G
+	}
+	if g == nil {
+		s.mu.RUnlock()
 		return 0, false, wire.ErrConsumerGroupIDNotFound
 	}
-	return 0, false, wire.ErrConsumerGroupMemberNotFound
+	cid := groups.ClientID(client)
+	if partition != nil {
+		err := g.CanPoll(cid, groups.PartitionID(*partition))
+		s.mu.RUnlock()
+		if err != nil {
+			return 0, false, err
+		}
+		return *partition, true, nil
+	}
+	_, parts, err := g.Assignment(cid)
+	s.mu.RUnlock()
+	if err != nil {
+		return 0, false, err
+	}
+	if len(parts) == 0 {
+		return 0, false, nil
+	}
+	key := cursorKey{incarnation: t.Incarnation, group: group, client: client}
+	s.cursorMu.Lock()
+	if len(s.cursors) >= maxCursors {
+		clear(s.cursors) // positions are a fairness hint, not state
+	}
+	n := s.cursors[key]
+	s.cursors[key] = n + 1
+	s.cursorMu.Unlock()
+	return uint32(parts[n%uint64(len(parts))]), true, nil
+}
+
+// maxCursors bounds the round-robin positions kept in memory.
+const maxCursors = 1 << 16
+
+// cursorKey names one member's round-robin position.
+type cursorKey struct {
+	incarnation uint64
+	group       uint32
+	client      wire.Uint128
+}
+
+// InGroup reports whether client is a member of at least one consumer
+// group (the stale-client verifier evicts only those, semantics.md §1.10).
+func (s *Store) InGroup(client wire.Uint128) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	found := false
+	s.st.eachGroup(func(_ *stream, _ *topic, g *group) {
+		if !found {
+			_, found = g.G.MemberOf(groups.ClientID(client))
+		}
+	})
+	return found
+}
+
+// ClientGroups lists client's memberships for GET_ME and GET_CLIENT(S),
+// in (stream, topic, group) order.
+func (s *Store) ClientGroups(client wire.Uint128) []wire.ClientConsumerGroup {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []wire.ClientConsumerGroup
+	s.st.eachGroup(func(st *stream, t *topic, g *group) {
+		if _, ok := g.G.MemberOf(groups.ClientID(client)); ok {
+			out = append(out, wire.ClientConsumerGroup{StreamID: st.ID, TopicID: t.ID, GroupID: g.ID})
+		}
+	})
+	return out
 }

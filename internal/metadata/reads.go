@@ -5,6 +5,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/groups"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -47,6 +48,7 @@ func (s *Store) registerReads(d *dispatch.Dispatcher) {
 	d.Handle(wire.CmdGetUser, s.getUser)
 	d.Handle(wire.CmdGetUsers, s.getUsers)
 	d.Handle(wire.CmdGetPersonalAccessTokens, s.getPATs)
+	d.Handle(wire.CmdSyncConsumerGroup, s.syncGroup)
 }
 
 // streamView is a stream's reply data; topic counters are filled outside
@@ -221,7 +223,7 @@ func (s *Store) getGroup(x *dispatch.Exchange) {
 		x.Reply(nil)
 		return
 	}
-	d := wire.GroupDetails{ConsumerGroup: wire.ConsumerGroup{ID: g.ID, PartitionsCount: uint32(len(t.Partitions)), Name: g.Name}}
+	d := groupDetails(t, g)
 	x.Reply(d.AppendTo(x.Scratch()))
 }
 
@@ -240,7 +242,7 @@ func (s *Store) getGroups(x *dispatch.Exchange) {
 	out := x.Scratch()
 	for _, id := range sortedKeys(t.Groups) {
 		g := t.Groups[id]
-		h := wire.ConsumerGroup{ID: g.ID, PartitionsCount: uint32(len(t.Partitions)), Name: g.Name}
+		h := wire.ConsumerGroup{ID: g.ID, PartitionsCount: uint32(len(t.Partitions)), MembersCount: uint32(g.G.Len()), Name: g.Name}
 		out = h.AppendTo(out)
 	}
 	x.Reply(out)
@@ -333,4 +335,38 @@ func (s *Store) sortedUserIDs() []auth.UserID {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids
+}
+
+// syncGroup answers SYNC_CONSUMER_GROUP (606): the caller's generation and
+// pollable partitions; an empty body when it is not a member or the
+// stream, topic or group is gone (semantics.md §6.1). No permission rule
+// applies: the answer is only the caller's own assignment.
+func (s *Store) syncGroup(x *dispatch.Exchange) {
+	var req wire.SyncConsumerGroup
+	if !decodeRead(x, &req) {
+		return
+	}
+	b, _ := x.Conn.Binding()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, t := s.st.resolveTopic(req.StreamID, req.TopicID)
+	if t == nil {
+		x.Reply(nil)
+		return
+	}
+	g := t.group(req.GroupID)
+	if g == nil {
+		x.Reply(nil)
+		return
+	}
+	gen, parts, err := g.G.Assignment(groups.ClientID(b.Client))
+	if err != nil {
+		x.Reply(nil)
+		return
+	}
+	a := wire.ConsumerGroupAssignment{Generation: uint64(gen), Partitions: make([]uint32, len(parts))}
+	for i, p := range parts {
+		a.Partitions[i] = uint32(p)
+	}
+	x.Reply(a.AppendTo(x.Scratch()))
 }

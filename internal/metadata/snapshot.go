@@ -3,6 +3,7 @@ package metadata
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"sort"
 
 	"github.com/iggo-dev/iggo/internal/auth"
@@ -124,6 +125,7 @@ func appendTopic(b []byte, t *topic) []byte {
 		g := t.Groups[id]
 		b = le.AppendUint32(b, g.ID)
 		b = appendStr16(b, g.Name)
+		b = appendBytes32(b, g.G.AppendTo(nil))
 	}
 	return b
 }
@@ -154,7 +156,7 @@ const (
 	minStreamLen    = 4 + 8 + 2 + 4
 	minTopicLen     = 4 + 8 + 2 + 8 + 1 + 8*3 + 1 + 4 + 8 + 1 + 4 + 4 + 4 + 4 + 4
 	minPartitionLen = 4 + 8
-	minGroupLen     = 4 + 2
+	minGroupLen     = 4 + 2 + 4
 	minClientLen    = 4 + 16 + 8 + 4 + 8 + 16 + 8 + 1
 )
 
@@ -328,8 +330,15 @@ func decodeTopic(d *decoder) *topic {
 	}
 	t.NextGroupID = d.u32()
 	for n := d.count(minGroupLen); n > 0 && d.err == nil; n-- {
-		g := &group{ID: d.u32(), Name: d.name16()}
+		id, gname := d.u32(), d.name16()
+		raw := d.bytes32(len(d.b))
 		if d.err != nil {
+			break
+		}
+		g := newGroup(id, gname, t)
+		if g.G.Decode(raw) != nil || !bytes.Equal(g.G.AppendTo(nil), raw) ||
+			!slices.Equal(g.G.Partitions(), groupPartitions(t.partitionIDs())) {
+			d.err = ErrCorrupt
 			break
 		}
 		if _, dup := t.Groups[g.ID]; dup || g.ID >= t.NextGroupID {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/groups"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -29,10 +30,67 @@ type partition struct {
 	CreatedAt uint64
 }
 
-// group is a consumer group of a topic.
+// group is a consumer group of a topic; G is its membership and
+// assignment state machine.
 type group struct {
 	ID   uint32
 	Name string
+	G    *groups.Group
+}
+
+// groupPartitions converts partition ids for the groups package.
+func groupPartitions(ids []uint32) []groups.PartitionID {
+	out := make([]groups.PartitionID, len(ids))
+	for i, id := range ids {
+		out[i] = groups.PartitionID(id)
+	}
+	return out
+}
+
+// newGroup returns a consumer group over t's partitions.
+func newGroup(id uint32, name string, t *topic) *group {
+	g, err := groups.New(groups.Config{}, groupPartitions(t.partitionIDs()))
+	if err != nil {
+		// Partition ids are dense and below MaxPartitionID: unreachable.
+		panic("metadata: consumer group over invalid partitions: " + err.Error())
+	}
+	return &group{ID: id, Name: name, G: g}
+}
+
+// setPartitions rebalances every group of t after its partitions changed
+// (semantics.md §3.5: full rebalance).
+func (t *topic) setPartitions() {
+	ids := groupPartitions(t.partitionIDs())
+	for _, gid := range sortedKeys(t.Groups) {
+		_ = t.Groups[gid].G.SetPartitions(ids)
+	}
+}
+
+// eachGroup calls f for every consumer group in ascending (stream, topic,
+// group) order.
+func (s *state) eachGroup(f func(st *stream, t *topic, g *group)) {
+	for _, sid := range sortedKeys(s.streams) {
+		st := s.streams[sid]
+		for _, tid := range sortedKeys(st.Topics) {
+			t := st.Topics[tid]
+			for _, gid := range sortedKeys(t.Groups) {
+				f(st, t, t.Groups[gid])
+			}
+		}
+	}
+}
+
+// removeClient ends client's memberships in every group (Logout,
+// semantics.md §1.8), each with a full rebalance.
+func (s *state) removeClient(client wire.Uint128) {
+	s.eachGroup(func(_ *stream, _ *topic, g *group) { g.G.RemoveClient(groups.ClientID(client)) })
+}
+
+// hasMembers reports whether any group has a member.
+func (s *state) hasMembers() bool {
+	found := false
+	s.eachGroup(func(_ *stream, _ *topic, g *group) { found = found || g.G.Len() > 0 })
+	return found
 }
 
 // topic is one topic of a stream.

@@ -70,6 +70,11 @@ type Store struct {
 	// mu guards st. Writers hold it (under wmu) only while applying.
 	mu sync.RWMutex
 	st *state
+	// cursors are the round-robin positions of GroupPartition; guarded
+	// by cursorMu (a leaf lock).
+	cursorMu sync.Mutex
+	cursors  map[cursorKey]uint64
+
 	// lastFrame is the reply frame of the command applied last; guarded
 	// by mu (written by applyLocked, read by submit under wmu).
 	lastFrame []byte
@@ -100,13 +105,25 @@ func Open(cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		cfg: cfg, log: cfg.Logger, data: cfg.Data, dir: cfg.Dir, st: newState(),
-		table: session.NewClientTable(cfg.ClientsTableMax, nil),
+		table:   session.NewClientTable(cfg.ClientsTableMax, nil),
+		cursors: map[cursorKey]uint64{},
 	}
 	if err := s.recover(); err != nil {
 		return nil, err
 	}
 	if s.op == 0 {
 		if err := s.bootstrap(); err != nil {
+			s.j.close()
+			return nil, err
+		}
+	}
+	// No client is connected after a restart: end the memberships of the
+	// previous run through the log, so replay stays deterministic.
+	s.mu.RLock()
+	members := s.st.hasMembers()
+	s.mu.RUnlock()
+	if members {
+		if _, err := s.submit(Entry{Kind: KindDropMembers}); err != nil {
 			s.j.close()
 			return nil, err
 		}
@@ -312,6 +329,9 @@ func (s *Store) applyLocked(e *Entry) result {
 		s.table.Apply(sessionEntry(e))
 	case KindLogout:
 		s.table.Apply(sessionEntry(e))
+		s.st.removeClient(e.Client)
+	case KindDropMembers:
+		s.st.eachGroup(func(_ *stream, _ *topic, g *group) { g.G.DropMembers() })
 	case KindPATCleanup:
 		s.st.applyPATCleanup(e)
 	case KindCommand:
