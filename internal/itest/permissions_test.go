@@ -59,7 +59,9 @@ func TestPermissionRules(t *testing.T) {
 		{name: "get clients", grant: global(wire.GlobalPermissions{ReadServers: true}), code: wire.CmdGetClients},
 		{name: "get client", grant: global(wire.GlobalPermissions{ReadServers: true}), code: wire.CmdGetClient, body: func(env) wire.Body { return &wire.GetClient{ClientID: 1} }},
 		{name: "get snapshot", grant: global(wire.GlobalPermissions{ReadServers: true}), code: wire.CmdGetSnapshotFile,
-			body: func(env) wire.Body { return &wire.GetSnapshotFile{Compression: wire.SnapshotStored, Types: []wire.SnapshotType{wire.SnapshotTest}} }},
+			body: func(env) wire.Body {
+				return &wire.GetSnapshotFile{Compression: wire.SnapshotStored, Types: []wire.SnapshotType{wire.SnapshotTest}}
+			}},
 		{name: "get users", grant: global(wire.GlobalPermissions{ReadUsers: true}), code: wire.CmdGetUsers},
 		{name: "get user", grant: global(wire.GlobalPermissions{ManageUsers: true}), code: wire.CmdGetUser, body: func(e env) wire.Body { return &wire.GetUser{UserID: sid(e.spare)} }},
 		{name: "create user", grant: global(wire.GlobalPermissions{ManageUsers: true}), op: wire.OpCreateUser,
@@ -81,7 +83,9 @@ func TestPermissionRules(t *testing.T) {
 		{name: "create stream", grant: global(wire.GlobalPermissions{ManageStreams: true}), op: wire.OpCreateStream,
 			body: func(e env) wire.Body { return &wire.CreateStream{Name: "created-" + strconv.Itoa(int(e.stream))} }},
 		{name: "update stream", grant: onStream(wire.StreamPermissions{ManageStream: true}), op: wire.OpUpdateStream,
-			body: func(e env) wire.Body { return &wire.UpdateStream{StreamID: st(e), Name: "renamed-" + strconv.Itoa(int(e.stream))} }},
+			body: func(e env) wire.Body {
+				return &wire.UpdateStream{StreamID: st(e), Name: "renamed-" + strconv.Itoa(int(e.stream))}
+			}},
 		{name: "purge stream", grant: onStream(wire.StreamPermissions{ManageStream: true}), op: wire.OpPurgeStream, body: func(e env) wire.Body { return &wire.PurgeStream{StreamID: st(e)} }},
 		{name: "delete stream", grant: global(wire.GlobalPermissions{ManageStreams: true}), op: wire.OpDeleteStream, body: func(e env) wire.Body { return &wire.DeleteStream{StreamID: st(e)} }},
 		{name: "get topics", grant: onStream(wire.StreamPermissions{ReadTopics: true}), code: wire.CmdGetTopics, body: func(e env) wire.Body { return &wire.GetTopics{StreamID: st(e)} }},
@@ -93,9 +97,13 @@ func TestPermissionRules(t *testing.T) {
 		{name: "purge topic", grant: onTopic(wire.TopicPermissions{ManageTopic: true}), op: wire.OpPurgeTopic, body: func(e env) wire.Body { return &wire.PurgeTopic{StreamID: st(e), TopicID: tp(e)} }},
 		{name: "delete topic", grant: global(wire.GlobalPermissions{ManageTopics: true}), op: wire.OpDeleteTopic, body: func(e env) wire.Body { return &wire.DeleteTopic{StreamID: st(e), TopicID: tp(e)} }},
 		{name: "create partitions", grant: onTopic(wire.TopicPermissions{ManageTopic: true}), op: wire.OpCreatePartitions,
-			body: func(e env) wire.Body { return &wire.CreatePartitions{StreamID: st(e), TopicID: tp(e), PartitionsCount: 1} }},
+			body: func(e env) wire.Body {
+				return &wire.CreatePartitions{StreamID: st(e), TopicID: tp(e), PartitionsCount: 1}
+			}},
 		{name: "delete partitions", grant: onStream(wire.StreamPermissions{ManageStream: true}), op: wire.OpDeletePartitions,
-			body: func(e env) wire.Body { return &wire.DeletePartitions{StreamID: st(e), TopicID: tp(e), PartitionsCount: 1} }},
+			body: func(e env) wire.Body {
+				return &wire.DeletePartitions{StreamID: st(e), TopicID: tp(e), PartitionsCount: 1}
+			}},
 		{name: "delete segments", grant: onTopic(wire.TopicPermissions{ManageTopic: true}), op: wire.OpDeleteSegments,
 			body: func(e env) wire.Body {
 				return &wire.DeleteSegments{StreamID: st(e), TopicID: tp(e), PartitionID: 0, SegmentsCount: 1}
