@@ -1,9 +1,7 @@
 package metadata
 
 import (
-	"sort"
 
-	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/dispatch"
 	"github.com/iggo-dev/iggo/internal/groups"
 	"github.com/iggo-dev/iggo/wire"
@@ -323,18 +321,6 @@ func (s *Store) UserCount() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return len(s.st.users)
-}
-
-// sortedUserIDs lists user ids ascending (for tests and the snapshot zip).
-func (s *Store) sortedUserIDs() []auth.UserID {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	ids := make([]auth.UserID, 0, len(s.st.users))
-	for id := range s.st.users {
-		ids = append(ids, auth.UserID(id))
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
 }
 
 // syncGroup answers SYNC_CONSUMER_GROUP (606): the caller's generation and
