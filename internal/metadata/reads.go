@@ -1,7 +1,6 @@
 package metadata
 
 import (
-
 	"github.com/iggo-dev/iggo/internal/dispatch"
 	"github.com/iggo-dev/iggo/internal/groups"
 	"github.com/iggo-dev/iggo/wire"
