@@ -1,6 +1,7 @@
 // Package broker assembles a running server from a configuration: the
-// user store with the root user, the session plane, the dispatcher and the
-// TCP listener, plus the background verifier. The public package server is
+// metadata store (users, streams, topics, the client table; root user on
+// first start), the session plane, the dispatcher with every handler, and
+// the TCP listener, plus the background verifier and PAT cleaner. The public package server is
 // a thin facade over it; internal tests use its options to inject a clock,
 // cheap password hashing and consumer-group membership.
 package broker
@@ -23,6 +24,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/metadata"
 	"github.com/iggo-dev/iggo/internal/partition"
 	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/internal/transport/tcp"
@@ -50,7 +52,17 @@ type options struct {
 	// Partition plane (partition.go).
 	topics    func(catalog.Data) catalog.Topics
 	retention time.Duration
+	data      catalog.Data
+	snapEach  int
 }
+
+// WithData replaces the partition plane the metadata store drives (the
+// broker's own internal/partition plane when unset); tests pass a fake.
+func WithData(d catalog.Data) Option { return func(o *options) { o.data = d } }
+
+// WithSnapshotEvery sets the number of metadata entries between snapshots
+// (metadata.DefaultSnapshotEvery otherwise).
+func WithSnapshotEvery(n int) Option { return func(o *options) { o.snapEach = n } }
 
 // WithLogger sets the logger (slog.Default otherwise).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
@@ -68,9 +80,8 @@ func WithRootCredentials(username, password string) Option {
 	return func(o *options) { o.rootUser, o.rootPass, o.rootSet = username, password, true }
 }
 
-// WithGroupMembership sets the consumer-group membership test used by the
-// stale-client verifier (no client is a member otherwise: groups arrive
-// with a later step).
+// WithGroupMembership replaces the consumer-group membership test used by
+// the stale-client verifier (the metadata store's by default).
 func WithGroupMembership(f func(wire.Uint128) bool) Option {
 	return func(o *options) { o.inGroup = f }
 }
@@ -80,10 +91,8 @@ type Broker struct {
 	cfg      config.Config
 	opts     options
 	log      *slog.Logger
-	users    *auth.MemStore
+	meta     *metadata.Store
 	hasher   *auth.Hasher
-	metaLog  *session.MemLog
-	table    *session.ClientTable
 	sessions *session.Manager
 	disp     *dispatch.Dispatcher
 	tcp      *tcp.Server
@@ -97,6 +106,8 @@ type Broker struct {
 	done    chan struct{}
 	stopErr error
 	once    sync.Once
+	// startTime is when New was called (GET_STATS start_time).
+	startTime time.Time
 }
 
 // New validates cfg, prepares the data directory, creates the root user
@@ -109,38 +120,64 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
-	if !o.rootSet {
-		u, p, err := config.RootCredentials(os.Environ())
-		if err != nil {
-			return nil, err
-		}
-		o.rootUser, o.rootPass = u, p
-	}
-	b := &Broker{cfg: cfg, opts: o, log: o.logger, done: make(chan struct{})}
+	b := &Broker{cfg: cfg, opts: o, log: o.logger, done: make(chan struct{}), startTime: time.Now()}
 	if err := os.MkdirAll(cfg.System.Path, 0o750); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
 	b.hasher = auth.NewHasher(o.params, nil)
-	b.users = auth.NewMemStore()
-	root, err := auth.NewRootUser(b.hasher, o.rootUser, o.rootPass)
-	if err != nil {
-		return nil, fmt.Errorf("create root user: %w", err)
-	}
-	b.users.PutUser(root)
-	b.table = session.NewClientTable(cfg.Metadata.ClientsTableMax, nil)
-	b.metaLog = session.NewMemLog(o.now, b.table.Apply)
-	authn := auth.NewAuthenticator(b.users, b.hasher, o.now)
-	b.sessions = session.NewManager(authn, b.metaLog, b.table, session.Options{
-		Now: o.now, Logger: b.log, ServerVersion: Version, InGroup: o.inGroup,
-	})
-	b.disp = dispatch.New(b.sessions, b.users, dispatch.Options{Logger: b.log})
 	if err := b.newPartitions(); err != nil {
 		return nil, err
+	}
+	if o.data == nil {
+		o.data = b.parts
+	}
+	meta, err := metadata.Open(metadata.Config{
+		Dir:              filepath.Join(cfg.System.Path, MetadataDir),
+		Now:              o.now,
+		Logger:           b.log,
+		Data:             o.data,
+		Hasher:           b.hasher,
+		ClientsTableMax:  cfg.Metadata.ClientsTableMax,
+		MaxTokensPerUser: cfg.PersonalAccessToken.MaxTokensPerUser,
+		SnapshotEvery:    o.snapEach,
+		Root: func() (string, string, error) {
+			// Read only on first start: once metadata exists the stored
+			// root wins (semantics.md §2.1).
+			if o.rootSet {
+				return o.rootUser, o.rootPass, nil
+			}
+			return config.RootCredentials(os.Environ())
+		},
+	})
+	if err != nil {
+		b.closePartitions()
+		return nil, fmt.Errorf("open metadata: %w", err)
+	}
+	b.meta = meta
+	if o.inGroup == nil {
+		o.inGroup = meta.InGroup
+	}
+	authn := auth.NewAuthenticator(meta, b.hasher, o.now)
+	b.sessions = session.NewManager(authn, meta, meta.Table(), session.Options{
+		Now: o.now, Logger: b.log, ServerVersion: Version, InGroup: o.inGroup,
+	})
+	b.disp = dispatch.New(b.sessions, meta, dispatch.Options{Logger: b.log, Groups: meta.ClientGroups})
+	meta.Register(b.disp, metadata.System{
+		Version: Version, Started: b.startTime, DataDir: cfg.System.Path,
+		ConfigFile: filepath.Join(cfg.System.Path, cfg.System.Runtime.Path, "current_config.toml"),
+		TCPAddr:    b.Addr,
+	})
+	b.parts.Register(b.disp)
+	if b.opts.topics != nil {
+		b.parts.SetTopics(b.opts.topics(b.parts))
+	} else {
+		b.parts.SetTopics(meta)
 	}
 	if cfg.TCP.Enabled {
 		var tlsCfg *tls.Config
 		if cfg.TCP.TLS.Enabled {
 			if tlsCfg, err = loadTLS(cfg.TCP.TLS, o.now); err != nil {
+				meta.Close()
 				b.closePartitions()
 				return nil, fmt.Errorf("tcp.tls: %w", err)
 			}
@@ -155,6 +192,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 			Logger:           b.log,
 		}, b.disp)
 		if err != nil {
+			meta.Close()
 			b.closePartitions()
 			return nil, fmt.Errorf("listen on %s: %w", cfg.TCP.Address, err)
 		}
@@ -193,8 +231,14 @@ func (b *Broker) Addr() net.Addr {
 	return b.tcp.Addr()
 }
 
-// Users is the user and token store (tests seed tokens and users here).
-func (b *Broker) Users() *auth.MemStore { return b.users }
+// MetadataDir is the metadata directory under system.path.
+const MetadataDir = "metadata"
+
+// Users is the metadata store, which is also the user and token store.
+func (b *Broker) Users() *metadata.Store { return b.meta }
+
+// Metadata is the metadata store.
+func (b *Broker) Metadata() *metadata.Store { return b.meta }
 
 // Hasher is the password hasher.
 func (b *Broker) Hasher() *auth.Hasher { return b.hasher }
@@ -234,6 +278,13 @@ func (b *Broker) Run(ctx context.Context) error {
 		go func() {
 			defer b.bg.Done()
 			b.sessions.RunHeartbeat(bgCtx, b.cfg.Heartbeat.Interval.Std())
+		}()
+	}
+	if c := b.cfg.PersonalAccessToken.Cleaner; c.Enabled {
+		b.bg.Add(1)
+		go func() {
+			defer b.bg.Done()
+			b.meta.RunPATCleaner(bgCtx, c.Interval.Std())
 		}()
 	}
 	b.runMu.Unlock()
@@ -287,7 +338,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		if err := b.closePartitions(); err != nil {
 			errs = append(errs, err)
 		}
-		b.metaLog.Close()
+		if err := b.meta.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close metadata: %w", err))
+		}
 		b.stopErr = errors.Join(errs...)
 		b.log.Info("iggo server stopped")
 		close(b.done)

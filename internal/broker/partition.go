@@ -23,8 +23,10 @@ func WithRetentionInterval(d time.Duration) Option {
 	return func(o *options) { o.retention = d }
 }
 
-// newPartitions builds the partition plane over {system.path}/streams,
-// registers its handlers and connects it to the topic resolver.
+// newPartitions builds the partition plane over {system.path}/streams. It
+// exists before the metadata store opens, because replaying the metadata
+// journal opens every partition through catalog.Data; New registers its
+// handlers and gives it the topic resolver afterwards.
 func (b *Broker) newPartitions() error {
 	retention := b.cfg.DataMaintenance.RetentionInterval()
 	if b.opts.retention != 0 {
@@ -41,10 +43,6 @@ func (b *Broker) newPartitions() error {
 		return fmt.Errorf("partition plane: %w", err)
 	}
 	b.parts = parts
-	parts.Register(b.disp)
-	if b.opts.topics != nil {
-		parts.SetTopics(b.opts.topics(parts))
-	}
 	return nil
 }
 

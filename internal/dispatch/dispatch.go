@@ -366,6 +366,15 @@ func (x *Exchange) Commit(op uint64, body []byte) {
 	}
 }
 
+// SendCommitted answers with a committed reply frame (header and body)
+// that the metadata plane built and already recorded in the client table;
+// the request counts as committed, so it is not aborted afterwards. The
+// frame must stay unmodified.
+func (x *Exchange) SendCommitted(frame []byte) {
+	x.replay(frame)
+	x.committed = true
+}
+
 func (x *Exchange) replay(frame []byte) {
 	copy(x.Head[:], frame[:wire.HeaderSize])
 	x.Out = frame[wire.HeaderSize:]

@@ -103,7 +103,7 @@ func TestFramingErrors(t *testing.T) {
 }
 
 // onlyRuntimeWritten checks that the data directory holds nothing but the
-// runtime directory the broker writes at start.
+// runtime and metadata directories the broker writes at start.
 func onlyRuntimeWritten(t *testing.T, s *Server) {
 	t.Helper()
 	entries, err := os.ReadDir(s.Dir)
@@ -111,7 +111,7 @@ func onlyRuntimeWritten(t *testing.T, s *Server) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Name() != "runtime" && e.Name() != "cert.pem" && e.Name() != "key.pem" {
+		if e.Name() != "runtime" && e.Name() != "metadata" && e.Name() != "cert.pem" && e.Name() != "key.pem" {
 			t.Errorf("unexpected file in the data directory: %s", e.Name())
 		}
 	}
@@ -235,12 +235,12 @@ func TestSessionGate(t *testing.T) {
 		{"send messages as non-replicated", wire.CmdSendMessages, wire.ErrFeatureUnavailable.Code},
 		{"login register as non-replicated", wire.CmdLoginRegister, wire.ErrFeatureUnavailable.Code},
 		{"flush unsaved buffer", wire.CmdFlushUnsavedBuffer, wire.ErrFeatureUnavailable.Code},
-		{"read not served yet", wire.CmdGetStreams, wire.ErrFeatureUnavailable.Code},
+		{"read not served yet", wire.CmdPollMessages, wire.ErrFeatureUnavailable.Code},
 	} {
 		t.Run(tc.name, func(t *testing.T) { ExpectStatus(t, c.Call(tc.code, nil), tc.want) })
 	}
-	// Metadata and partition operations without a handler yet: status 5.
-	for _, op := range []wire.Operation{wire.OpCreateStream, wire.OpDeleteSegments, wire.OpSendMessages} {
+	// Partition operations without a handler yet: status 5.
+	for _, op := range []wire.Operation{wire.OpSendMessages, wire.OpStoreConsumerOffset, wire.OpDeleteConsumerOffset} {
 		f := c.Do(c.Header(op, 0), nil)
 		ExpectStatus(t, f, wire.ErrFeatureUnavailable.Code)
 		if f.Reply.Operation != op {
@@ -268,25 +268,36 @@ func TestRequestChecksum(t *testing.T) {
 
 func TestLoginFailures(t *testing.T) {
 	s := Start(t)
-	users := s.Broker.Users()
-	hash, err := s.Broker.Hasher().Hash("sleeper-pw")
+	meta := s.Broker.Metadata()
+	sleeper, err := meta.CreateUser("sleeper", "sleeper-pw", wire.UserActive, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	users.PutUser(auth.User{ID: 7, Username: "sleeper", Status: auth.StatusInactive, PasswordHash: hash})
-	tokSleeper, _ := auth.NewToken(nil)
-	tokExpired, _ := auth.NewToken(nil)
-	tokGood, _ := auth.NewToken(nil)
-	users.PutPAT(auth.PAT{UserID: 7, Name: "z", TokenHash: auth.HashToken(tokSleeper)})
-	users.PutPAT(auth.PAT{UserID: 0, Name: "old", TokenHash: auth.HashToken(tokExpired), ExpiryAt: 1})
-	users.PutPAT(auth.PAT{UserID: 0, Name: "good", TokenHash: auth.HashToken(tokGood)})
+	// The token is made while the user is active; then the user goes inactive.
+	tokSleeper, err := meta.CreatePAT(sleeper, "z", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := s.Dial(t)
+	root.LoginRoot()
+	upd := wire.UpdateUser{UserID: wire.NumericID(sleeper), Status: wire.UserInactive}
+	ExpectOK(t, root.Command(wire.OpUpdateUser, &upd))
+	// Expires one microsecond after creation: expired by the time it is used.
+	tokExpired, err := meta.CreatePAT(uint32(auth.RootUserID), "old", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokGood, err := meta.CreatePAT(uint32(auth.RootUserID), "good", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	withVersion := func(v uint32, body []byte) []byte {
 		b := append([]byte(nil), body...)
 		binary.LittleEndian.PutUint32(b, v)
 		return b
 	}
-	root := LoginBody(RootUsername, RootPassword)
+	rootBody := LoginBody(RootUsername, RootPassword)
 	for _, tc := range []struct {
 		name string
 		body []byte
@@ -300,15 +311,15 @@ func TestLoginFailures(t *testing.T) {
 		{"inactive user with token", PATBody(tokSleeper), wire.EvictUserInactive},
 		{"unknown token", PATBody("definitely-not-a-token-definitely-not-a-token-definitely-not-a-tok"), wire.EvictInvalidToken},
 		{"expired token", PATBody(tokExpired), wire.EvictInvalidToken},
-		{"protocol 0.10.0", withVersion(wire.PackVersion(0, 10, 0), root), wire.EvictIncompatibleProtocol},
-		{"protocol 0.12.0", withVersion(wire.PackVersion(0, 12, 0), root), wire.EvictIncompatibleProtocol},
-		{"protocol 1.11.0", withVersion(wire.PackVersion(1, 11, 0), root), wire.EvictIncompatibleProtocol},
-		{"protocol high bits", withVersion(1<<31|wire.ProtocolVersion, root), wire.EvictIncompatibleProtocol},
+		{"protocol 0.10.0", withVersion(wire.PackVersion(0, 10, 0), rootBody), wire.EvictIncompatibleProtocol},
+		{"protocol 0.12.0", withVersion(wire.PackVersion(0, 12, 0), rootBody), wire.EvictIncompatibleProtocol},
+		{"protocol 1.11.0", withVersion(wire.PackVersion(1, 11, 0), rootBody), wire.EvictIncompatibleProtocol},
+		{"protocol high bits", withVersion(1<<31|wire.ProtocolVersion, rootBody), wire.EvictIncompatibleProtocol},
 		{"empty body", nil, wire.EvictMalformedLogin},
-		{"version only", root[:4], wire.EvictMalformedLogin},
-		{"empty sdk name", append([]byte{0, 0x2c, 0, 0, 0}, root[5:]...), wire.EvictMalformedLogin},
-		{"prefix then garbage", append(append([]byte(nil), root[:4+1+len(Version.SDKName)+1+len(Version.SDKVersion)]...), 0xff, 0xff), wire.EvictMalformedLogin},
-		{"prefix only", root[:4+1+len(Version.SDKName)+1+len(Version.SDKVersion)], wire.EvictMalformedLogin},
+		{"version only", rootBody[:4], wire.EvictMalformedLogin},
+		{"empty sdk name", append([]byte{0, 0x2c, 0, 0, 0}, rootBody[5:]...), wire.EvictMalformedLogin},
+		{"prefix then garbage", append(append([]byte(nil), rootBody[:4+1+len(Version.SDKName)+1+len(Version.SDKVersion)]...), 0xff, 0xff), wire.EvictMalformedLogin},
+		{"prefix only", rootBody[:4+1+len(Version.SDKName)+1+len(Version.SDKVersion)], wire.EvictMalformedLogin},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := s.Dial(t)
@@ -332,7 +343,7 @@ func TestLoginFailures(t *testing.T) {
 	}
 	// A patch release of the same minor is accepted.
 	c := s.Dial(t)
-	if r, f := c.LoginWith(withVersion(wire.PackVersion(0, 11, 7), root)); r.Session == 0 {
+	if r, f := c.LoginWith(withVersion(wire.PackVersion(0, 11, 7), rootBody)); r.Session == 0 {
 		t.Fatalf("0.11.7 refused: %v", f)
 	}
 	if r, f := s.Dial(t).LoginWith(PATBody(tokGood)); r.Session == 0 {

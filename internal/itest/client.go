@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/wire"
+	"github.com/zeebo/xxh3"
 )
 
 // ReadTimeout bounds every Recv: a test waiting longer has failed.
@@ -285,4 +286,57 @@ func (c *Client) ExpectClosed() []Frame {
 		}
 		return frames
 	}
+}
+
+// Command sends a metadata-plane command (operation op) with body encoded
+// and its request_checksum stamped as the SDKs do, and returns the answer.
+func (c *Client) Command(op wire.Operation, body wire.Body) Frame {
+	c.t.Helper()
+	var b []byte
+	if body != nil {
+		b = body.AppendTo(nil)
+	}
+	return c.CommandRaw(op, b)
+}
+
+// CommandRaw is Command with a raw body.
+func (c *Client) CommandRaw(op wire.Operation, body []byte) Frame {
+	c.t.Helper()
+	h := c.Header(op, 0)
+	h.RequestChecksum = wire.Uint128{Lo: xxh3.Hash(body)}
+	return c.Do(h, body)
+}
+
+// Read sends a NonReplicated command with body encoded.
+func (c *Client) Read(code wire.Command, body wire.Body) Frame {
+	c.t.Helper()
+	var b []byte
+	if body != nil {
+		b = body.AppendTo(nil)
+	}
+	return c.Call(code, b)
+}
+
+// ExpectOK fails the test unless f is a status-0 reply whose result
+// section is empty (success), and returns the payload after it.
+func ExpectOK(t testing.TB, f Frame) []byte {
+	t.Helper()
+	if f.Kind != wire.KindReply || f.Reply.Status != 0 {
+		t.Fatalf("got %v (body % x), want success", f, f.Body)
+	}
+	payload, err := wire.SplitResult(f.Body)
+	if err != nil {
+		t.Fatalf("got %v (body % x): %v, want success", f, f.Body, err)
+	}
+	return payload
+}
+
+// ExpectPlain fails the test unless f is a status-0 reply, and returns
+// its body (a read's payload).
+func ExpectPlain(t testing.TB, f Frame) []byte {
+	t.Helper()
+	if f.Kind != wire.KindReply || f.Reply.Status != 0 {
+		t.Fatalf("got %v, want a status-0 reply", f)
+	}
+	return f.Body
 }

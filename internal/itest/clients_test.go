@@ -6,17 +6,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/metadata"
 	"github.com/iggo-dev/iggo/wire"
 )
 
 // addUser adds an active user with the given global permissions.
 func addUser(t *testing.T, s *Server, id auth.UserID, name string, g auth.GlobalPermissions) {
 	t.Helper()
-	hash, err := s.Broker.Hasher().Hash(name + "-pw")
-	if err != nil {
-		t.Fatal(err)
+	got, err := s.Broker.Metadata().CreateUser(name, name+"-pw", wire.UserActive, metadata.WirePermissions(g))
+	if err != nil || got != uint32(id) {
+		t.Fatalf("create user %s: id %d, %v (want id %d)", name, got, err, id)
 	}
-	s.Broker.Users().PutUser(auth.User{ID: id, Username: name, Status: auth.StatusActive, PasswordHash: hash, Permissions: &auth.Permissions{Global: g}})
 }
 
 func getMe(t *testing.T, c *Client) wire.ClientDetails {

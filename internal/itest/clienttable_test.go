@@ -101,7 +101,8 @@ func TestMetadataDedup(t *testing.T) {
 	if runs.Load() != before {
 		t.Fatal("aged-out retry was executed")
 	}
-	// Unserved operations leave no in-flight mark behind.
+	// Requests denied before commit leave no in-flight mark behind.
+	s.Broker.Dispatcher().Handle(wire.CmdDeleteStream, nil)
 	ExpectStatus(t, c.Do(c.Header(wire.OpDeleteStream, 0), nil), wire.ErrFeatureUnavailable.Code)
 	ExpectStatus(t, c.Do(c.Header(wire.OpDeleteStream, 0), nil), wire.ErrFeatureUnavailable.Code)
 }

@@ -1,33 +1,18 @@
 package itest
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/iggo-dev/iggo/internal/broker"
-	"github.com/iggo-dev/iggo/internal/catalog"
-	"github.com/iggo-dev/iggo/internal/catalog/catalogtest"
-	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/wire"
 )
-
-// childBrokerEnv makes the test binary run a broker instead of the tests
-// (the crash tests re-execute themselves and SIGKILL that process). Its
-// value is the data directory.
-const childBrokerEnv = "IGGO_ITEST_CHILD_BROKER"
 
 // crashSettings is the topic the child broker serves: stream 1 topic 1,
 // two partitions, enforce_fsync and small segments so rounds roll
@@ -37,75 +22,6 @@ func crashSettings() wire.TopicSettings {
 	s.EnforceFsync = true
 	s.SegmentSize = 256 << 10
 	return s
-}
-
-// runChildBroker serves until killed; it prints "ADDR host:port" once
-// listening.
-func runChildBroker() int {
-	cfg := config.Default()
-	cfg.TCP.Address = "127.0.0.1:0"
-	cfg.System.Path = os.Getenv(childBrokerEnv)
-	cfg.Heartbeat.Enabled = false
-	b, err := broker.New(cfg,
-		broker.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))),
-		broker.WithPasswordParams(TestPasswordParams),
-		broker.WithRootCredentials(RootUsername, RootPassword),
-		broker.WithTopics(func(d catalog.Data) catalog.Topics {
-			c := catalogtest.New(d)
-			// Same incarnation on every start: the broker recovers it.
-			if _, err := c.AddTopic(1, "s1", 1, "t1", 2, 1, crashSettings()); err != nil {
-				fmt.Fprintln(os.Stderr, "add topic:", err)
-			}
-			return c
-		}))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "broker:", err)
-		return 1
-	}
-	fmt.Printf("ADDR %s\n", b.Addr())
-	if err := b.Run(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "run:", err)
-		return 1
-	}
-	return 0
-}
-
-// child is a broker process.
-type child struct {
-	cmd    *exec.Cmd
-	addr   string
-	stderr *bytes.Buffer
-}
-
-func startChild(t *testing.T, dir string) *child {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childBrokerEnv+"="+dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "ADDR ") {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child broker did not start (%q, %v): %s", line, err, stderr.String())
-	}
-	go io.Copy(io.Discard, out)
-	return &child{cmd: cmd, addr: strings.TrimSpace(strings.TrimPrefix(line, "ADDR ")), stderr: &stderr}
-}
-
-func (c *child) kill(t *testing.T) {
-	t.Helper()
-	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	c.cmd.Wait()
 }
 
 // acked is one acknowledged batch.
@@ -240,7 +156,7 @@ func TestCrashDuringSends(t *testing.T) {
 	var all []acked
 	var mu sync.Mutex
 	for round := range crashRounds {
-		ch := startChild(t, dir)
+		ch := startChild(t, dir, childCatalog)
 		verifyAcked(t, ch.addr, all, 0, 1)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
@@ -261,7 +177,7 @@ func TestCrashDuringSends(t *testing.T) {
 			return
 		}
 	}
-	ch := startChild(t, dir)
+	ch := startChild(t, dir, childCatalog)
 	defer ch.kill(t)
 	verifyAcked(t, ch.addr, all, 0, 1)
 	if len(all) == 0 {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,16 +44,17 @@ type settings struct {
 	catalog func(*catalogtest.Topics)
 }
 
-// WithDir uses dir as the data directory instead of a fresh temporary
-// one (restart tests start a second broker on the first one's data).
-func WithDir(dir string) Option { return func(s *settings) { s.dir = dir } }
-
 // WithCatalog gives the broker an in-memory topic catalog
-// (catalogtest.Topics) and calls setup with it before serving, so setup
-// can add topics (their partitions are created at once).
+// (catalogtest.Topics) instead of the metadata plane's, and calls setup
+// with it before serving, so setup can add topics (their partitions are
+// created at once).
 func WithCatalog(setup func(*catalogtest.Topics)) Option {
 	return func(s *settings) { s.catalog = setup }
 }
+
+// WithDir uses dir as the data directory instead of a new temporary one
+// (a restart test starts a second broker on the first one's directory).
+func WithDir(dir string) Option { return func(s *settings) { s.dir = dir } }
 
 // WithConfig edits the configuration before the broker starts.
 func WithConfig(f func(*config.Config)) Option { return func(s *settings) { f(&s.cfg) } }
@@ -83,7 +85,13 @@ type Server struct {
 	ClientTLS *tls.Config
 	// Catalog is the in-memory catalog of WithCatalog (nil otherwise).
 	Catalog *catalogtest.Topics
+
+	stop func()
 }
+
+// Stop shuts the broker down gracefully and waits for it; the test
+// cleanup does the same for a broker still running.
+func (s *Server) Stop() { s.stop() }
 
 // Start runs a broker on 127.0.0.1:0 in t.TempDir() with root iggy/iggy;
 // it is shut down (and waited for) by t.Cleanup.
@@ -146,16 +154,20 @@ func Start(t testing.TB, opts ...Option) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("broker Run: %v", err)
+	var once sync.Once
+	srv.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("broker Run: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("broker did not stop within 30 s")
 			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("broker did not stop within 30 s")
-		}
-	})
+		})
+	}
+	t.Cleanup(srv.stop)
 	return srv
 }

@@ -8,8 +8,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childBrokerEnv) != "" {
-		os.Exit(runChildBroker())
+	if dir := os.Getenv(childDirEnv); dir != "" {
+		// Re-executed by a crash test: be the broker process.
+		os.Exit(runChild(dir, os.Getenv(childModeEnv)))
 	}
 	goleak.VerifyTestMain(m)
 }

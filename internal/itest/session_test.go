@@ -31,11 +31,10 @@ func TestLoginPingLogout(t *testing.T) {
 
 func TestLoginWithPAT(t *testing.T) {
 	s := Start(t)
-	tok, err := auth.NewToken(nil)
+	tok, err := s.Broker.Metadata().CreatePAT(uint32(auth.RootUserID), "ci", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Broker.Users().PutPAT(auth.PAT{UserID: auth.RootUserID, Name: "ci", TokenHash: auth.HashToken(tok)})
 	c := s.Dial(t)
 	r, f := c.LoginWith(PATBody(tok))
 	if r.Session == 0 || r.UserID != 0 {

@@ -267,9 +267,12 @@ func (m *Manager) VerifyHeartbeats(interval time.Duration) {
 			continue
 		}
 		m.opts.Logger.Info("evicting stale client", "conn", c.ID, "addr", c.Addr, "session", b.Session)
+		// The Logout is committed before the client hears of the
+		// eviction, so a client that reconnects at once finds its old
+		// session gone.
+		m.Evicted(c)
 		if c.sink != nil {
 			c.sink.Evict(b.Client, wire.EvictStaleClient)
 		}
-		m.Evicted(c)
 	}
 }
