@@ -270,11 +270,14 @@ func (co *Consumer) Assignment() Assignment {
 func (co *Consumer) Messages(ctx context.Context) iter.Seq2[*ReceivedMessage, error] {
 	return func(yield func(*ReceivedMessage, error) bool) {
 		for ctx.Err() == nil {
-			var batch []ReceivedMessage
-			err := co.autoCommit(ctx) // stores what the previous batch handled
-			if err == nil {
-				batch, err = co.poll(ctx)
+			// Store what the previous batch handled; a failure is reported
+			// but does not stop polling (the offsets stay pending).
+			if err := co.autoCommit(ctx); err != nil {
+				if ctx.Err() != nil || !yield(nil, err) || fatalConsumerError(err) {
+					return
+				}
 			}
+			batch, err := co.poll(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
 					return
@@ -400,19 +403,35 @@ func (co *Consumer) autoCommit(ctx context.Context) error {
 	return nil
 }
 
-// commitHandled stores every handled offset not yet stored.
+// commitHandled stores every handled offset not yet stored. In a group,
+// a store refused because the member no longer owns the partition (the
+// server forgot the member, e.g. after a reconnect ended its session)
+// is not an error: the offset stays pending and the assignment is synced
+// again before the next poll, which joins the group again.
 func (co *Consumer) commitHandled(ctx context.Context) error {
 	co.lastCommit = time.Now()
 	var errs []error
 	for _, p := range sortedKeys(co.handled) {
 		off := co.handled[p]
 		if err := co.store(ctx, p, off); err != nil {
+			if co.group && groupFenced(err) {
+				co.synced = false
+				continue
+			}
 			errs = append(errs, err)
 			continue
 		}
 		delete(co.handled, p)
 	}
 	return errors.Join(errs...)
+}
+
+// groupFenced reports a group offset write refused because the caller is
+// not (or no longer) the partition's owner: 5006, 5009, or 20, which the
+// server uses for group fence failures on stores (semantics.md §5).
+func groupFenced(err error) bool {
+	return errors.Is(err, wire.ErrConsumerGroupMemberNotFound) || errors.Is(err, wire.ErrConsumerGroupPartitionNotOwned) ||
+		errors.Is(err, wire.ErrResourceNotFound)
 }
 
 func (co *Consumer) store(ctx context.Context, partition uint32, offset uint64) error {

@@ -146,7 +146,7 @@ func (co *Consumer) sync(ctx context.Context) error {
 	var errs []error
 	for p := range co.handled {
 		if !slices.Contains(parts, p) && co.opts.commit != CommitNone && co.opts.commit != CommitAfterPoll {
-			if err := co.store(ctx, p, co.handled[p]); err != nil {
+			if err := co.store(ctx, p, co.handled[p]); err != nil && !groupFenced(err) {
 				errs = append(errs, err)
 			}
 			delete(co.handled, p)

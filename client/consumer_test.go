@@ -358,3 +358,40 @@ func TestConsumerCommitBeforeNextPoll(t *testing.T) {
 		t.Fatalf("stored offsets seen by the polls: %v, want [-1 1 ...]", at)
 	}
 }
+
+// TestConsumerGroupCommitFenced: when the server forgot the member (a
+// reconnect ended its session), storing its handled offsets is refused;
+// the consumer keeps them, syncs, joins again and stores them then,
+// without reporting an error.
+func TestConsumerGroupCommitFenced(t *testing.T) {
+	b := newMemBroker(t, 1)
+	b.seed(0, 4)
+	s := newFakeServer(t, b.handle)
+	c := dialFake(t, s)
+	b.setAssignment(c.ID(), 0)
+	g := wire.GroupConsumer(wire.NamedID("g"))
+	co, err := c.NewConsumer(ctxTimeout(t), wire.NumericID(1), wire.NumericID(1), g, WithPollCount(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxTimeout(t)
+	if msgs, err := co.Poll(ctx); err != nil || len(msgs) != 2 {
+		t.Fatalf("first poll: %d, %v", len(msgs), err)
+	}
+	b.mu.Lock()
+	delete(b.members, c.ID())
+	b.mu.Unlock()
+	msgs, err := co.Poll(ctx) // store refused, re-sync, join, poll
+	if err != nil || len(msgs) != 2 || msgs[0].Offset != 2 {
+		t.Fatalf("poll after losing the membership: %+v, %v", msgs, err)
+	}
+	if _, ok := b.stored(g, 0); ok {
+		t.Fatal("a fenced store was accepted")
+	}
+	if err := co.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := b.stored(g, 0); !ok || v != 3 {
+		t.Fatalf("stored %d, %v after rejoining", v, ok)
+	}
+}

@@ -10,29 +10,36 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/iggo-dev/iggo/client"
-	"github.com/iggo-dev/iggo/internal/catalog/catalogtest"
 	"github.com/iggo-dev/iggo/internal/itest"
 	"github.com/iggo-dev/iggo/internal/xhash"
 	"github.com/iggo-dev/iggo/wire"
 )
 
 // Integration tests of the data plane (SEND, POLL, consumer offsets)
-// against the real broker. Until the metadata plane serves streams and
-// topics, the broker gets its topics from an in-memory catalog.
+// against the real broker, on a stream and topic created through the SDK.
 
 var (
-	streamID = wire.NumericID(1)
-	topicID  = wire.NumericID(1)
+	streamID = wire.NamedID("s")
+	topicID  = wire.NamedID("t")
 )
 
-// dataBroker starts a broker with stream 1 "s" / topic 1 "t" of parts
+// dataBroker starts a broker with stream "s" holding topic "t" of parts
 // partitions.
 func dataBroker(t testing.TB, parts uint32, opts ...itest.Option) *itest.Server {
-	return itest.Start(t, append([]itest.Option{itest.WithCatalog(func(c *catalogtest.Topics) {
-		if _, err := c.AddTopic(1, "s", 1, "t", parts, 0, wire.DefaultTopicSettings()); err != nil {
-			t.Fatal(err)
-		}
-	})}, opts...)...)
+	t.Helper()
+	s := itest.Start(t, opts...)
+	c, err := client.Dial(t.Context(), s.Addr, client.WithCredentials(itest.RootUsername, itest.RootPassword), client.WithTLS(s.ClientTLS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.CreateStream(t.Context(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateTopic(t.Context(), streamID, "t", parts); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // pollAll returns the payloads of partition p from offset 0.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/client"
-	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/itest"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -27,9 +26,6 @@ func testCtx(t *testing.T) context.Context {
 func dialRoot(t *testing.T, s *itest.Server, opts ...client.Option) *client.Client {
 	t.Helper()
 	base := []client.Option{client.WithCredentials(itest.RootUsername, itest.RootPassword), client.WithTLS(s.ClientTLS)}
-	if s.ClientTLS == nil {
-		base = base[:1]
-	}
 	c, err := client.Dial(testCtx(t), s.Addr, append(base, opts...)...)
 	if err != nil {
 		t.Fatalf("dial broker: %v", err)
@@ -106,11 +102,11 @@ func TestBrokerSession(t *testing.T) {
 
 func TestBrokerLoginWithToken(t *testing.T) {
 	s := itest.Start(t)
-	tok, err := auth.NewToken(nil)
+	root := dialRoot(t, s)
+	tok, err := root.CreatePersonalAccessToken(testCtx(t), "ci", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Broker.Users().PutPAT(auth.PAT{UserID: auth.RootUserID, Name: "ci", TokenHash: auth.HashToken(tok)})
 	c, err := client.Dial(testCtx(t), s.Addr, client.WithToken(tok))
 	if err != nil {
 		t.Fatal(err)

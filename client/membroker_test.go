@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/binary"
+	"slices"
 	"sync"
 	"testing"
 
@@ -111,6 +112,10 @@ func (b *memBroker) handle(fc *fakeConn, r fakeReq) bool {
 	case wire.CmdStoreConsumerOffset:
 		var req wire.StoreConsumerOffset
 		req.Decode(r.Body)
+		if req.Consumer.Kind == wire.ConsumerGroupKind && (!b.members[r.Hdr.Client] || !slices.Contains(b.assign[r.Hdr.Client], req.Partition.ID)) {
+			fc.reply(r, wire.ErrResourceNotFound.Code, nil) // group fence failure (semantics.md §5)
+			return true
+		}
 		b.offsets[offsetKey(req.Consumer, req.Partition.ID)] = req.Offset
 		fc.reply(r, 0, wire.AppendResultOK(nil))
 	case wire.CmdGetConsumerOffset:
