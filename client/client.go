@@ -255,11 +255,11 @@ func (c *Client) adopt(cn *conn, calls []*call, cause error) {
 		}
 		pending := c.pending
 		c.pending = nil
-		c.mu.Unlock()
 		err := error(ErrClosed)
 		if !c.closed {
 			err = &ConnError{Err: cause}
 		}
+		c.mu.Unlock()
 		for _, p := range append(calls, pending...) {
 			p.finish(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -298,17 +299,18 @@ func TestBrokerConsumerGroupCommands(t *testing.T) {
 
 // TestBrokerMetadataRetriedOnce loses the reply of a CreateStream the
 // broker committed. The client resends it with the same client id and
-// request number after logging in again; whatever the server's dedup
-// answers, the stream exists exactly once.
+// request number after logging in again, and the stream exists exactly
+// once. The answer to the resend depends on a race in the server: when
+// the new Register arrives before the server has handled the old
+// connection's close, the client table keeps the entry and replays the
+// cached reply; otherwise the close logs the session out, dropping the
+// entry (semantics.md §1.9), and the resend executes again and is
+// refused with StreamNameAlreadyExists.
 func TestBrokerMetadataRetriedOnce(t *testing.T) {
 	s := itest.Start(t)
-	dropped := false
+	var dropped atomic.Bool
 	px := newProxy(t, s.Addr, func(h wire.ReplyHeader) bool {
-		if h.Operation == wire.OpCreateStream && !dropped {
-			dropped = true
-			return true
-		}
-		return false
+		return h.Operation == wire.OpCreateStream && dropped.CompareAndSwap(false, true)
 	})
 	c, err := client.Dial(testCtx(t), px.Addr(), client.WithCredentials(itest.RootUsername, itest.RootPassword),
 		client.WithReconnect(client.ReconnectPolicy{InitialBackoff: time.Millisecond}))

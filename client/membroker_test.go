@@ -26,12 +26,12 @@ type memBroker struct {
 	gen     uint64                    // guarded by mu
 	// fence, when set, answers the next group poll by this member with
 	// the given status (5006, 5009) or, for 0, the resync sentinel.
-	fence      map[wire.Uint128]int // guarded by mu
-	polls      []wire.PollMessages  // guarded by mu
+	fence map[wire.Uint128]int // guarded by mu
+	polls []wire.PollMessages  // guarded by mu
 	// storedAtPoll is the poller's stored offset (-1 for none) when each
 	// poll arrived.
 	storedAtPoll []int64 // guarded by mu
-	autoCommit int                  // guarded by mu: polls with auto_commit set
+	autoCommit   int     // guarded by mu: polls with auto_commit set
 }
 
 func newMemBroker(t testing.TB, partitions uint32) *memBroker {
