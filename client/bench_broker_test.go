@@ -13,20 +13,21 @@ import (
 // BenchmarkBrokerProducer measures one Producer sending 100-byte messages
 // to the real broker (storage included) on loopback, with the default
 // batching (1000 messages or 1 MiB per batch, 5 ms linger) with one or
-// four batches in flight per partition and a 16 MiB buffer budget. It reports messages
+// four batches in flight per partition and a 16 or 2 MiB buffer budget. It reports messages
 // per second, the peak of the budget in use (sampled every 1000 sends)
 // and the peak Go heap of the process (client and broker share it).
 func BenchmarkBrokerProducer(b *testing.B) {
-	for _, tc := range []struct{ parts, inflight uint32 }{{1, 4}, {4, 4}, {1, 1}} {
+	for _, tc := range []struct{ parts, inflight, budgetMiB uint32 }{{1, 1, 16}, {1, 4, 16}, {4, 1, 16}, {1, 1, 2}} {
 		parts := tc.parts
-		b.Run("partitions="+itoa(int(parts))+"/inflight="+itoa(int(tc.inflight)), func(b *testing.B) {
+		name := "partitions=" + itoa(int(parts)) + "/inflight=" + itoa(int(tc.inflight)) + "/budget=" + itoa(int(tc.budgetMiB)) + "MiB"
+		b.Run(name, func(b *testing.B) {
 			s := dataBroker(b, parts)
 			c, err := client.Dial(b.Context(), s.Addr, client.WithCredentials(itest.RootUsername, itest.RootPassword))
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer c.Close()
-			const budget = 16 << 20
+			budget := int(tc.budgetMiB) << 20
 			p, err := c.NewProducer(b.Context(), streamID, topicID, client.WithPartitionCount(parts), client.WithBufferBytes(budget),
 				client.WithMaxInFlight(int(tc.inflight)))
 			if err != nil {
