@@ -235,14 +235,14 @@ func TestSessionGate(t *testing.T) {
 		{"send messages as non-replicated", wire.CmdSendMessages, wire.ErrFeatureUnavailable.Code},
 		{"login register as non-replicated", wire.CmdLoginRegister, wire.ErrFeatureUnavailable.Code},
 		{"flush unsaved buffer", wire.CmdFlushUnsavedBuffer, wire.ErrFeatureUnavailable.Code},
-		{"read not served yet", wire.CmdPollMessages, wire.ErrFeatureUnavailable.Code},
 	} {
 		t.Run(tc.name, func(t *testing.T) { ExpectStatus(t, c.Call(tc.code, nil), tc.want) })
 	}
-	// Partition operations without a handler yet: status 5.
+	// Partition operations with an undecodable (empty) body: status 3,
+	// echoing the request's operation.
 	for _, op := range []wire.Operation{wire.OpSendMessages, wire.OpStoreConsumerOffset, wire.OpDeleteConsumerOffset} {
 		f := c.Do(c.Header(op, 0), nil)
-		ExpectStatus(t, f, wire.ErrFeatureUnavailable.Code)
+		ExpectStatus(t, f, wire.ErrInvalidCommand.Code)
 		if f.Reply.Operation != op {
 			t.Fatalf("denial of %v carries operation %v", op, f.Reply.Operation)
 		}

@@ -528,7 +528,11 @@ type topicView struct {
 	partitions []wire.PartitionInfo
 }
 
-// topicDetails builds the view of t; stats may be nil (all counters 0).
+// topicDetails builds the view of t before fill adds live counters. A
+// partition always holds one (empty) active segment from its creation on,
+// so the view starts at one segment and zero messages: the CREATE_TOPIC
+// reply, which is built here without live counters, then agrees with a
+// GET_TOPIC of the same new topic.
 func topicDetails(t *topic, st *stream) *topicView {
 	v := &topicView{header: wire.Topic{ID: t.ID, CreatedAt: t.CreatedAt, Name: t.Name}}
 	t.Opts.FillTopic(&v.header)
@@ -538,7 +542,7 @@ func topicDetails(t *topic, st *stream) *topicView {
 	}
 	v.partitions = make([]wire.PartitionInfo, len(t.Partitions))
 	for i, p := range t.Partitions {
-		v.partitions[i] = wire.PartitionInfo{ID: p.ID, CreatedAt: p.CreatedAt}
+		v.partitions[i] = wire.PartitionInfo{ID: p.ID, CreatedAt: p.CreatedAt, SegmentsCount: 1}
 	}
 	return v
 }
