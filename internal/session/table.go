@@ -125,6 +125,11 @@ type clientEntry struct {
 	watermarkChecksum wire.Uint128
 	registerOp        uint64
 	inFlight          uint64 // request number in flight, 0 = none
+	// ended is set when the session ended with its connection (a synthetic
+	// Logout): the slot keeps its dedup state for a resuming client, but no
+	// session is live until the client registers again. Not persisted: after
+	// a restart no connection survives, and a resuming client registers anew.
+	ended bool
 	ring              [ReplyRingSize]CachedReply
 	ringLen           int // number of valid ring entries; newest at ringLen-1
 }
@@ -156,6 +161,16 @@ func NewClientTable(capacity int, onEvict func(client wire.Uint128)) *ClientTabl
 }
 
 // Apply implements Table.
+//
+// An explicit Logout frees the client's slot. The Logout the server
+// commits when a connection goes away or is evicted
+// (SyntheticLogoutRequest) ends the session but keeps the slot's
+// watermark and cached replies: a client that resumes under the same id
+// (upstream-framing.md, "client identity is retained") registers again
+// with a higher epoch and its retried request is answered from the cache
+// instead of running twice. The reference frees the slot here
+// (semantics.md §1.9); keeping it is what makes reconnect-and-retry
+// exactly-once, and capacity eviction still bounds the table.
 func (t *ClientTable) Apply(e Entry) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -163,9 +178,15 @@ func (t *ClientTable) Apply(e Entry) {
 	case EntryRegister:
 		t.register(e)
 	case EntryLogout:
-		if ent, ok := t.byClient[e.Client]; ok && ent.epoch == e.Session {
-			t.remove(ent)
+		ent, ok := t.byClient[e.Client]
+		if !ok || ent.epoch != e.Session {
+			return
 		}
+		if e.Request == SyntheticLogoutRequest {
+			ent.inFlight, ent.ended = 0, true
+			return
+		}
+		t.remove(ent)
 	}
 }
 
@@ -176,7 +197,7 @@ func (t *ClientTable) Apply(e Entry) {
 // Caller must hold t.mu.
 func (t *ClientTable) register(e Entry) {
 	if ent, ok := t.byClient[e.Client]; ok {
-		ent.epoch, ent.registerOp, ent.userID, ent.inFlight = e.Op, e.Op, e.UserID, 0
+		ent.epoch, ent.registerOp, ent.userID, ent.inFlight, ent.ended = e.Op, e.Op, e.UserID, 0, false
 		return
 	}
 	if len(t.byClient) >= t.capacity {
@@ -224,7 +245,7 @@ func (t *ClientTable) Admit(client wire.Uint128, session, request uint64, checks
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ent, ok := t.byClient[client]
-	if !ok {
+	if !ok || ent.ended {
 		return NoSession, nil
 	}
 	if ent.inFlight != 0 {
@@ -290,17 +311,24 @@ func (t *ClientTable) Epoch(client wire.Uint128) (uint64, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ent, ok := t.byClient[client]
-	if !ok {
+	if !ok || ent.ended {
 		return 0, false
 	}
 	return ent.epoch, true
 }
 
-// Len implements Table.
+// Len implements Table: the number of live sessions (slots whose session
+// ended with its connection are not counted).
 func (t *ClientTable) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.byClient)
+	n := 0
+	for _, ent := range t.byClient {
+		if !ent.ended {
+			n++
+		}
+	}
+	return n
 }
 
 // Snapshot implements Table.

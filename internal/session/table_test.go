@@ -143,6 +143,42 @@ func TestClientTableReRegisterAndLogout(t *testing.T) {
 	}
 }
 
+// TestClientTableDisconnectKeepsDedup: the Logout committed for a dropped
+// connection ends the session but keeps the dedup state, so a client that
+// resumes under the same id gets its retried request from the cache, while
+// an explicit Logout frees the slot.
+func TestClientTableDisconnectKeepsDedup(t *testing.T) {
+	tab, l := newTable(8, nil)
+	c := cid(1)
+	e1 := register(t, l, c)
+	tab.Admit(c, e1, 5, sum(7))
+	tab.Commit(c, 5, sum(7), 2, []byte("r5"))
+	if _, err := l.Append(Entry{Kind: EntryLogout, Client: c, Session: e1, Request: SyntheticLogoutRequest}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tab.Epoch(c); ok || tab.Len() != 0 {
+		t.Fatalf("session still live after disconnect (len %d)", tab.Len())
+	}
+	if v, _ := tab.Admit(c, e1, 6, sum(0)); v != NoSession {
+		t.Fatalf("ended session admitted a request: %v", v)
+	}
+	e2 := register(t, l, c)
+	if v, frame := tab.Admit(c, e2, 5, sum(7)); v != Replay || string(frame) != "r5" {
+		t.Fatalf("resumed client's retry: %v %q", v, frame)
+	}
+	if v, _ := tab.Admit(c, e2, 6, sum(0)); v != Execute {
+		t.Fatalf("resumed client's next request: %v", v)
+	}
+	tab.Abort(c, 6)
+	if _, err := l.Append(Entry{Kind: EntryLogout, Client: c, Session: e2, Request: 9}); err != nil {
+		t.Fatal(err)
+	}
+	e3 := register(t, l, c)
+	if v, _ := tab.Admit(c, e3, 5, sum(7)); v != Execute {
+		t.Fatalf("after an explicit logout the slot is new: %v", v)
+	}
+}
+
 func TestClientTableCapacityEviction(t *testing.T) {
 	var evicted []wire.Uint128
 	tab, l := newTable(3, &evicted)
