@@ -129,9 +129,9 @@ type clientEntry struct {
 	// Logout): the slot keeps its dedup state for a resuming client, but no
 	// session is live until the client registers again. Not persisted: after
 	// a restart no connection survives, and a resuming client registers anew.
-	ended bool
-	ring              [ReplyRingSize]CachedReply
-	ringLen           int // number of valid ring entries; newest at ringLen-1
+	ended   bool
+	ring    [ReplyRingSize]CachedReply
+	ringLen int // number of valid ring entries; newest at ringLen-1
 }
 
 // latestOp is the commit op of the newest cached reply (the Register
