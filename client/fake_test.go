@@ -3,7 +3,6 @@ package client
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"sync"
@@ -65,12 +64,6 @@ func newFakeServer(t testing.TB, h fakeHandler) *fakeServer {
 }
 
 func (s *fakeServer) Addr() string { return s.ln.Addr().String() }
-
-func (s *fakeServer) setHandler(h fakeHandler) {
-	s.mu.Lock()
-	s.handler = h
-	s.mu.Unlock()
-}
 
 func (s *fakeServer) close() {
 	s.ln.Close()
@@ -255,9 +248,4 @@ func ctxTimeout(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// isConnClosed reports whether err is the fake server's connection closing.
-func isConnClosed(err error) bool {
-	return errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF)
 }

@@ -62,9 +62,6 @@ func (s *sendFrame) add(id wire.Uint128, ts uint64, payload, headers []byte) err
 	return s.b.Add(id, ts, payload, headers)
 }
 
-// count is the number of messages added.
-func (s *sendFrame) count() int { return s.b.Count() }
-
 // finish completes the batch and seals the request.
 func (s *sendFrame) finish(client wire.Uint128) (*call, error) {
 	n := s.b.Count()

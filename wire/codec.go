@@ -98,14 +98,6 @@ func (r *reader) u64() uint64 {
 	return binary.LittleEndian.Uint64(s)
 }
 
-func (r *reader) u128() Uint128 {
-	s := r.take(16)
-	if s == nil {
-		return Uint128{}
-	}
-	return GetUint128(s)
-}
-
 // str reads n bytes as a string (a copy), requiring valid UTF-8.
 func (r *reader) str(n int) string {
 	s := r.take(n)

@@ -168,10 +168,6 @@ func (s *SyncConsumerGroup) Decode(src []byte) error { return (*groupRef)(s).dec
 // Validate checks the identifiers can be encoded.
 func (s *SyncConsumerGroup) Validate() error { return (*groupRef)(s).validate() }
 
-// minConsumerGroupLen is the smallest ConsumerGroup: 12 fixed bytes and a
-// 1-byte name.
-const minConsumerGroupLen = 12 + 1 + 1
-
 // ConsumerGroup is the group header reply structure (13 + N bytes):
 // [id u32][partitions_count u32][members_count u32][name Name].
 type ConsumerGroup struct {

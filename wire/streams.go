@@ -139,10 +139,6 @@ func validateIdentifiers(ids ...Identifier) error {
 	return nil
 }
 
-// minStreamLen is the smallest Stream: 33 fixed bytes with a 1-byte name
-// and the 4-byte options length.
-const minStreamLen = 33 + 1 + 4
-
 // Stream is the StreamHeader reply structure (33 + N + 4 + O bytes):
 // [id u32][created_at u64 µs][topics_count u32][size_bytes u64]
 // [messages_count u64][name Name][options_len u32][options]. Streams have

@@ -18,9 +18,6 @@ const (
 	MaxUserHeadersSize = 100_000
 	// headerFieldPrefix is [kind u8][length u32].
 	headerFieldPrefix = 5
-	// minHeaderPair is the smallest encoded key/value pair: two fields of
-	// one data byte each. It bounds the pairs a block of n bytes can hold.
-	minHeaderPair = 2 * (headerFieldPrefix + 1)
 )
 
 // HeaderKind is the one-byte type tag shared by message user headers and

@@ -13,9 +13,6 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// sendReplySize is one confirmation with its count (commands.md §101).
-const sendReplySize = 4 + wire.SendConfirmationSize
-
 // userOf returns the authenticated user and client identity of the
 // connection (dispatch has checked the session is bound).
 func userOf(x *dispatch.Exchange) (user uint32, client wire.Uint128, ok bool) {
