@@ -145,8 +145,10 @@ func (m *member) command(op wire.Operation, body wire.Body) error {
 	return nil
 }
 
-func (m *member) join() error  { return m.command(wire.OpJoinConsumerGroup, &m.ref) }
-func (m *member) leave() error { return m.command(wire.OpLeaveConsumerGroup, (*wire.LeaveConsumerGroup)(&m.ref)) }
+func (m *member) join() error { return m.command(wire.OpJoinConsumerGroup, &m.ref) }
+func (m *member) leave() error {
+	return m.command(wire.OpLeaveConsumerGroup, (*wire.LeaveConsumerGroup)(&m.ref))
+}
 
 // sync returns the member's assignment; member is false for an empty
 // SYNC (not a member).
