@@ -358,10 +358,19 @@ func (g *Group) memberIndex(id MemberID) int {
 }
 
 // partIndex returns the position of partition id in g.parts.
+// It reads only the ids (never copies a partition), so it may run while a
+// recorder holding the caller's mark lock writes the marks.
 func (g *Group) partIndex(id PartitionID) (int, bool) {
-	return slices.BinarySearchFunc(g.parts, id, func(p partition, id PartitionID) int {
-		return cmpUint(uint64(p.id), uint64(id))
-	})
+	lo, hi := 0, len(g.parts)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if g.parts[mid].id < id {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo, lo < len(g.parts) && g.parts[lo].id == id
 }
 
 // mustPartIndex is partIndex for ids that the state says exist.
