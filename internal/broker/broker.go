@@ -1,9 +1,11 @@
 // Package broker assembles a running server from a configuration: the
 // metadata store (users, streams, topics, the client table; root user on
 // first start), the session plane, the dispatcher with every handler, and
-// the TCP listener, plus the background verifier and PAT cleaner. The public package server is
-// a thin facade over it; internal tests use its options to inject a clock,
-// cheap password hashing and consumer-group membership.
+// the TCP listener, plus the background work: the heartbeat verifier, the
+// PAT cleaner and the consumer-group revocation timer. The public package
+// server is a thin facade over it; internal tests use its options to
+// inject a clock (and its timers), cheap password hashing and
+// consumer-group membership.
 package broker
 
 import (
@@ -44,6 +46,7 @@ type Option func(*options)
 type options struct {
 	logger   *slog.Logger
 	now      func() time.Time
+	after    func(time.Duration) <-chan time.Time
 	params   auth.Params
 	rootUser string
 	rootPass string
@@ -67,8 +70,16 @@ func WithSnapshotEvery(n int) Option { return func(o *options) { o.snapEach = n 
 // WithLogger sets the logger (slog.Default otherwise).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// WithClock sets the clock used for heartbeats and token expiry.
+// WithClock sets the clock used for heartbeats, token expiry, message
+// timestamps and consumer-group revocation deadlines.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithAfter sets how the consumer-group revocation timer waits on the
+// WithClock clock (time.After otherwise); a test passes a fake clock's
+// After together with its Now so no test waits on the wall clock.
+func WithAfter(after func(time.Duration) <-chan time.Time) Option {
+	return func(o *options) { o.after = after }
+}
 
 // WithPasswordParams sets the Argon2id cost of new password hashes
 // (auth.DefaultParams otherwise); tests use cheap parameters.
@@ -132,14 +143,16 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		o.data = b.parts
 	}
 	meta, err := metadata.Open(metadata.Config{
-		Dir:              filepath.Join(cfg.System.Path, MetadataDir),
-		Now:              o.now,
-		Logger:           b.log,
-		Data:             o.data,
-		Hasher:           b.hasher,
-		ClientsTableMax:  cfg.Metadata.ClientsTableMax,
-		MaxTokensPerUser: cfg.PersonalAccessToken.MaxTokensPerUser,
-		SnapshotEvery:    o.snapEach,
+		Dir:                filepath.Join(cfg.System.Path, MetadataDir),
+		Now:                o.now,
+		Logger:             b.log,
+		Data:               o.data,
+		Hasher:             b.hasher,
+		ClientsTableMax:    cfg.Metadata.ClientsTableMax,
+		MaxTokensPerUser:   cfg.PersonalAccessToken.MaxTokensPerUser,
+		SnapshotEvery:      o.snapEach,
+		RebalancingTimeout: cfg.ConsumerGroup.RebalancingTimeout.Std(),
+		After:              o.after,
 		Root: func() (string, string, error) {
 			// Read only on first start: once metadata exists the stored
 			// root wins (semantics.md §2.1).
@@ -280,6 +293,13 @@ func (b *Broker) Run(ctx context.Context) error {
 			b.sessions.RunHeartbeat(bgCtx, b.cfg.Heartbeat.Interval.Std())
 		}()
 	}
+	// Pending consumer-group revocations complete at their deadline
+	// (semantics.md §6.3 step 4).
+	b.bg.Add(1)
+	go func() {
+		defer b.bg.Done()
+		b.meta.RunRevocations(bgCtx)
+	}()
 	if c := b.cfg.PersonalAccessToken.Cleaner; c.Enabled {
 		b.bg.Add(1)
 		go func() {

@@ -78,11 +78,41 @@ type Topics interface {
 	// ResolveGroup finds a consumer group of the topic by identifier.
 	// Error: wire.ErrConsumerGroupIDNotFound.
 	ResolveGroup(t TopicRef, group wire.Identifier) (uint32, error)
-	// GroupPartition resolves which partition a consumer-group poll or offset
-	// request from client reads: the requested one (checked for ownership) or,
-	// when partition is nil, the next of the member's assigned partitions.
-	// Errors: wire.ErrConsumerGroupMemberNotFound,
-	// wire.ErrConsumerGroupPartitionNotOwned. ok is false when the member has
-	// no partition to poll.
-	GroupPartition(t TopicRef, group uint32, client wire.Uint128, partition *uint32) (id uint32, ok bool, err error)
+	// GroupPartition checks that client, a member of group, may use
+	// partition: poll it (access GroupPoll: it owns the partition and the
+	// partition is not pending revocation) or store/delete the group's
+	// offset on it (GroupCommit: it owns it, pending revocation or not),
+	// semantics.md §4.2, §5. The partition is always named: a group poll
+	// without one is answered by the partition plane alone (empty poll).
+	// Errors: wire.ErrConsumerGroupIDNotFound,
+	// wire.ErrConsumerGroupMemberNotFound,
+	// wire.ErrConsumerGroupPartitionNotOwned.
+	GroupPartition(t TopicRef, group uint32, client wire.Uint128, partition uint32, access GroupAccess) error
+	// GroupPolled reports that a poll by client of the group's partition
+	// read messages up to offset last (the in-flight mark of the
+	// cooperative hand-off, §6.3). It fails like GroupPartition with
+	// GroupPoll when the member may no longer poll the partition (a
+	// rebalance ran while the poll was reading); the partition plane then
+	// drops what it read and answers the RESYNC head, so no message is
+	// delivered by a member that no longer owns the partition.
+	GroupPolled(t TopicRef, group uint32, client wire.Uint128, partition uint32, last uint64) error
+	// GroupCommitted reports that client stored offset as the group's
+	// offset of partition (explicitly or by auto-commit). When that
+	// settles a pending revocation, the revocation is completed (and made
+	// durable by the metadata plane) before GroupCommitted returns, so the
+	// target member's next SYNC sees the partition.
+	GroupCommitted(t TopicRef, group uint32, client wire.Uint128, partition uint32, offset uint64)
 }
+
+// GroupAccess is what a group member wants to do with a partition.
+type GroupAccess uint8
+
+// Group accesses checked by Topics.GroupPartition.
+const (
+	// GroupPoll is a poll: the partition must be owned and not pending
+	// revocation.
+	GroupPoll GroupAccess = 1
+	// GroupCommit is an offset store or delete: the partition must be
+	// owned; a pending revocation does not matter (§5).
+	GroupCommit GroupAccess = 2
+)

@@ -27,6 +27,14 @@ type Config struct {
 	Metadata            MetadataConfig            `toml:"metadata"`
 	MessageBus          MessageBusConfig          `toml:"message_bus"`
 	DataMaintenance     DataMaintenanceConfig     `toml:"data_maintenance"`
+	ConsumerGroup       ConsumerGroupConfig       `toml:"consumer_group"`
+}
+
+// ConsumerGroupConfig is [consumer_group] (config.md §3).
+type ConsumerGroupConfig struct {
+	// RebalancingTimeout is the longest a partition stays pending
+	// revocation in the cooperative hand-off (semantics.md §6.3 step 4).
+	RebalancingTimeout Duration `toml:"rebalancing_timeout"`
 }
 
 // SystemConfig is the [system] table.
@@ -152,6 +160,7 @@ func Default() Config {
 		Metadata:            MetadataConfig{ClientsTableMax: 8192},
 		MessageBus:          MessageBusConfig{MaxMessageSize: Size(wire.MaxFrameSize)},
 		DataMaintenance:     defaultDataMaintenance(),
+		ConsumerGroup:       ConsumerGroupConfig{RebalancingTimeout: Duration(30 * time.Second)},
 	}
 }
 
@@ -205,6 +214,9 @@ func (c *Config) Validate() error {
 		bad("message_bus.max_message_size", "%s is outside %s..=%s", s, Size(MinFrameBytes), Size(MaxFrameBytes))
 	}
 	errs = append(errs, c.DataMaintenance.validate()...)
+	if c.ConsumerGroup.RebalancingTimeout <= 0 {
+		bad("consumer_group.rebalancing_timeout", "must be positive")
+	}
 	return errors.Join(errs...)
 }
 

@@ -31,6 +31,8 @@ address = "127.0.0.1:9000"
 max_connections = 7
 [heartbeat]
 interval = "5 s"
+[consumer_group]
+rebalancing_timeout = "2 s"
 [message_bus]
 max_message_size = "1 MiB"
 [quic]
@@ -57,6 +59,7 @@ enabled = true
 	want.TCP.MaxConnections = 7
 	want.Heartbeat.Interval = Duration(5 * time.Second)
 	want.Heartbeat.Enabled = false
+	want.ConsumerGroup.RebalancingTimeout = Duration(2 * time.Second)
 	want.MessageBus.MaxMessageSize = 1 << 20
 	want.PersonalAccessToken.MaxTokensPerUser = 7
 	if d := cmp.Diff(want, cfg); d != "" {
@@ -147,6 +150,7 @@ func TestValidate(t *testing.T) {
 		{"table large", func(c *Config) { c.Metadata.ClientsTableMax = 65537 }, "clients_table_max"},
 		{"frame small", func(c *Config) { c.MessageBus.MaxMessageSize = 100 }, "max_message_size"},
 		{"frame large", func(c *Config) { c.MessageBus.MaxMessageSize = 2 << 30 }, "max_message_size"},
+		{"rebalancing timeout", func(c *Config) { c.ConsumerGroup.RebalancingTimeout = 0 }, "consumer_group.rebalancing_timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()

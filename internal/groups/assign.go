@@ -31,8 +31,9 @@ func (g *Group) fullRebalance() {
 
 // cooperativeRebalance implements steps 1–3 of the cooperative rebalance of
 // §6.3 after a join (the new member is already in g.members). now stamps the
-// revocations it creates. The caller has incremented the generation.
-func (g *Group) cooperativeRebalance(now int64) {
+// revocations it creates; inFlight says whether a moving partition has
+// in-flight data. The caller has incremented the generation.
+func (g *Group) cooperativeRebalance(now int64, inFlight func(*partition) bool) {
 	g.assignUnassigned()
 
 	n := len(g.members)
@@ -80,13 +81,14 @@ func (g *Group) cooperativeRebalance(now int64) {
 			// The partition was still pending towards the member whose
 			// excess it is: re-target the revocation, keeping its start.
 			ri := g.revocationIndex(pid)
-			if target == p.owner || !p.inFlight() {
+			if target == p.owner || !inFlight(p) {
 				// Handing it back to its owner cancels the revocation
 				// (only a decoded snapshot can make a source idle: the
 				// operations always leave a source at least fair >= 1
-				// partitions). A revocation is always in flight (a
-				// catching-up commit completes it); were it not, it
-				// moves at once.
+				// partitions). With Join a revocation is always in
+				// flight (a catching-up commit completes it); one
+				// that is not moves at once. JoinPending re-targets
+				// it instead and its caller completes it.
 				g.revs = slices.Delete(g.revs, ri, ri+1)
 				p.revoking = false
 				if target != p.owner {
@@ -95,7 +97,7 @@ func (g *Group) cooperativeRebalance(now int64) {
 				continue
 			}
 			g.revs[ri].target = target
-		case p.inFlight():
+		case inFlight(p):
 			p.revoking = true
 			g.revs = append(g.revs, revocation{partition: pid, source: p.owner, target: target, since: now})
 		default:

@@ -34,6 +34,33 @@
 //   - the rebalancing timer: ExpireRevocations(now), scheduled with
 //     NextDeadline().
 //
+// The list above is the self-contained use (one process owns the group and
+// its marks). The broker replicates groups through its metadata log while
+// the marks stay local (polls are not logged), so it uses a log-friendly
+// variant in which no logged operation reads a mark:
+//
+//   - JOIN applies JoinPending: every partition the cooperative rebalance
+//     moves becomes a pending revocation;
+//   - the live side asks Settled (revocations whose owner has nothing in
+//     flight) and Revocations (their start, for the timeout) and logs the
+//     completions it decides; applying one is CompleteRevocation;
+//   - commits are recorded with NoteCommit, which reports readiness instead
+//     of completing.
+//
+// JoinPending followed by completing Settled reaches exactly the ownership
+// Join reaches from the same marks (a property test checks it); the
+// generation is higher by one per completed revocation.
+//
+// # Concurrency
+//
+// A Group is not safe for concurrent use, with one exception the broker
+// relies on: RecordPoll and NoteCommit write only marks, and the ownership
+// queries (CanPoll, CanCommit, Assignment, Members, Revocations, MemberOf,
+// Len, Generation) never read marks, so a caller may run one recorder at a
+// time (under its own mark lock) beside any number of ownership queries, as
+// long as nothing else changes the group meanwhile. Settled and AppendTo
+// read marks and need the mark lock too.
+//
 // # Algorithms
 //
 // Full rebalance (leave, removal, SetPartitions): every member's partitions and
@@ -106,8 +133,10 @@
 // The snapshot (AppendTo / Decode) carries the whole state: generation,
 // partitions with their in-flight marks, members with client ids and owned
 // partitions, and pending revocations with their start time, so loading a
-// snapshot and replaying the metadata log tail (Join, Leave, Logout,
-// partition changes) is deterministic.
+// snapshot and replaying the metadata log tail (JoinPending, Leave,
+// Logout, partition changes, completions) is deterministic. A pending
+// revocation whose partition has no in-flight mark is valid (JoinPending
+// makes them until the completion is logged).
 //
 // Memberships are tied to live sessions, and a member is removed when its
 // connection goes away (§1.9), which a crash or a restart skips. Sessions
@@ -116,10 +145,24 @@
 // server calls DropMembers on every group once the metadata log has been
 // replayed (storage.md, "A Go server should drop all memberships at boot in
 // single-node mode"). The generation survives, so it keeps growing and SDKs
-// that cached it re-sync; the Go SDK answers the empty SYNC by joining again.
-// Pending revocations and in-flight marks are dropped with the members.
+// that cached it re-sync. Pending revocations and in-flight marks are
+// dropped with the members.
 //
-// In-flight marks and revocation completions by commit or timeout are local
-// to the node that serves the partitions (polls and commits are not in the
-// metadata log); replicated mode must carry them separately.
+// What survives a restart, in short: groups (ids, names, generation) and
+// their stored offsets (partition plane) survive; the client table's
+// sessions survive (epochs, dedup watermarks), but every connection is
+// gone, so every membership ends. A client reconnects and logs in again
+// (the Rust SDK with a fresh client id); its next SYNC is empty, which the
+// Go SDK maps to ConsumerGroupMemberNotFound and answers by joining again
+// unless the application left the group explicitly (semantics.md §6.1,
+// from the Go SDK's tcp_group_polling.go as the specification describes
+// it; the SDK source is not vendored here). A client that only reads with
+// an explicit partition after a restart gets the RESYNC head and re-syncs
+// the same way. The consumer resumes from the group's stored offset, so
+// what it had polled but not committed is delivered again (at-least-once).
+//
+// In-flight marks are local to the node that serves the partitions (polls
+// and commits are not in the metadata log); completions by commit or
+// timeout are decided there and logged by the broker (see above), so a
+// replicated mode must only route the marks to the node that decides.
 package groups

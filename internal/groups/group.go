@@ -95,6 +95,9 @@ type marks struct {
 }
 
 // inFlight reports polled-but-not-committed data (§6.3 step 3).
+func (p *partition) inFlight() bool { return p.marks.inFlight() }
+
+// inFlight reports polled-but-not-committed data (§6.3 step 3).
 func (m *marks) inFlight() bool {
 	return m.hasPolled && (!m.hasCommitted || m.committed < m.polled)
 }
@@ -189,6 +192,24 @@ func (g *Group) MemberOf(client ClientID) (MemberID, bool) {
 // member id back and nothing changes. The new member gets the lowest member id
 // not in use.
 func (g *Group) Join(client ClientID, now time.Time) (MemberID, error) {
+	return g.join(client, now, (*partition).inFlight)
+}
+
+// JoinPending is Join for a caller that keeps the in-flight marks outside
+// the replicated state (the metadata log, see the package doc): every
+// partition the cooperative rebalance takes away from a member becomes a
+// pending revocation, whatever the marks say, so the result depends only
+// on the membership and the arguments. The caller then completes at once
+// (CompleteRevocation) the revocations Settled reports, which reaches the
+// same ownership as Join would have (the generation is higher by one per
+// completed revocation).
+func (g *Group) JoinPending(client ClientID, now time.Time) (MemberID, error) {
+	return g.join(client, now, func(*partition) bool { return true })
+}
+
+// join adds client; inFlight decides which moving partitions become
+// pending revocations.
+func (g *Group) join(client ClientID, now time.Time, inFlight func(*partition) bool) (MemberID, error) {
 	if id, ok := g.byClient[client]; ok {
 		return id, nil
 	}
@@ -205,7 +226,7 @@ func (g *Group) Join(client ClientID, now time.Time) (MemberID, error) {
 	g.members = slices.Insert(g.members, pos, member{id: id, client: client})
 	g.byClient[client] = id
 	g.generation++
-	g.cooperativeRebalance(now.UnixNano())
+	g.cooperativeRebalance(now.UnixNano(), inFlight)
 	return id, nil
 }
 
@@ -337,10 +358,19 @@ func (g *Group) memberIndex(id MemberID) int {
 }
 
 // partIndex returns the position of partition id in g.parts.
+// It reads only the ids (never copies a partition), so it may run while a
+// recorder holding the caller's mark lock writes the marks.
 func (g *Group) partIndex(id PartitionID) (int, bool) {
-	return slices.BinarySearchFunc(g.parts, id, func(p partition, id PartitionID) int {
-		return cmpUint(uint64(p.id), uint64(id))
-	})
+	lo, hi := 0, len(g.parts)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if g.parts[mid].id < id {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo, lo < len(g.parts) && g.parts[lo].id == id
 }
 
 // mustPartIndex is partIndex for ids that the state says exist.

@@ -117,3 +117,54 @@ func (g *Group) NextDeadline() (time.Time, bool) {
 func (g *Group) expired(since, now int64) bool {
 	return now >= since && uint64(now)-uint64(since) >= uint64(g.timeout)
 }
+
+// The methods below serve a caller that replicates the group through a log
+// while the in-flight marks stay local to the node serving the partitions
+// (the metadata plane, see the package doc): apply runs only JoinPending,
+// Leave, RemoveClient, DropMembers, SetPartitions and CompleteRevocation,
+// none of which reads a mark, and the live side decides with NoteCommit,
+// Settled and Revocations when to log a completion.
+
+// NoteCommit records, like RecordCommit, that client stored offset as the
+// group offset of partition pid, but never completes a revocation itself:
+// ready reports that pid is pending revocation and its owner has now
+// committed everything it polled, so the caller should complete it
+// (CompleteRevocation, through its log). It fails like CanCommit; a failed
+// call changes nothing.
+func (g *Group) NoteCommit(client ClientID, pid PartitionID, offset uint64) (ready bool, err error) {
+	pi, err := g.ownedBy(client, pid)
+	if err != nil {
+		return false, err
+	}
+	p := &g.parts[pi]
+	p.committed, p.hasCommitted = offset, true
+	return p.revoking && !p.inFlight(), nil
+}
+
+// Settled returns the partitions pending revocation whose owner has no
+// in-flight data (nothing polled, or everything polled committed), in
+// revocation creation order: the ones a caller of JoinPending or NoteCommit
+// completes at once.
+func (g *Group) Settled() []PartitionID {
+	var out []PartitionID
+	for _, r := range g.revs {
+		if !g.parts[g.mustPartIndex(r.partition)].inFlight() {
+			out = append(out, r.partition)
+		}
+	}
+	return out
+}
+
+// CompleteRevocation completes the pending revocation of partition pid,
+// whatever its marks and start time: the partition moves to the
+// revocation's target and the generation grows by one (§6.3 step 4). It
+// reports false, changing nothing, when pid is not pending revocation (a
+// log entry may name a revocation that a rebalance has since removed).
+func (g *Group) CompleteRevocation(pid PartitionID) bool {
+	pi, ok := g.partIndex(pid)
+	if !ok || !g.parts[pi].revoking {
+		return false
+	}
+	g.completeRevocation(g.revocationIndex(pid))
+	return true
+}

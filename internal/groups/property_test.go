@@ -20,10 +20,24 @@ const (
 // groupMachine drives a Group and an identical twin through random
 // operations; the twin proves the results do not depend on map iteration or
 // any other hidden source of nondeterminism.
+//
+// logged is driven the way the metadata plane drives a group (JoinPending,
+// NoteCommit, completions decided outside and applied with
+// CompleteRevocation); it must reach exactly the ownership of g.
 type groupMachine struct {
-	g, twin *Group
-	now     time.Time
-	gen     Generation
+	g, twin, logged *Group
+	now             time.Time
+	gen             Generation
+}
+
+// settleLogged completes the revocations of m.logged that Settled reports,
+// as the metadata plane does right after a join.
+func (m *groupMachine) settleLogged(t *rapid.T) {
+	for _, p := range m.logged.Settled() {
+		if !m.logged.CompleteRevocation(p) {
+			t.Fatalf("CompleteRevocation(%d) of a settled revocation refused", p)
+		}
+	}
 }
 
 func (m *groupMachine) clients() []ClientID {
@@ -81,6 +95,10 @@ func (m *groupMachine) join(t *rapid.T) {
 	if err != nil || err2 != nil || id != id2 {
 		t.Fatalf("Join: %d %v / twin %d %v", id, err, id2, err2)
 	}
+	if id3, err3 := m.logged.JoinPending(c, m.now); err3 != nil || id3 != id {
+		t.Fatalf("JoinPending: %d %v, Join %d", id3, err3, id)
+	}
+	m.settleLogged(t)
 	if wasMember {
 		if id != oldID {
 			t.Fatalf("re-join returned %d, member is %d", id, oldID)
@@ -116,6 +134,7 @@ func (m *groupMachine) leave(t *rapid.T) {
 	_, wasMember := m.g.MemberOf(c)
 	err := m.g.Leave(c)
 	err2 := m.twin.Leave(c)
+	_ = m.logged.Leave(c)
 	if !errors.Is(err2, err) && err != err2 {
 		t.Fatalf("Leave: %v / twin %v", err, err2)
 	}
@@ -137,6 +156,7 @@ func (m *groupMachine) remove(t *rapid.T) {
 	c := drawClient(t)
 	_, wasMember := m.g.MemberOf(c)
 	ok, ok2 := m.g.RemoveClient(c), m.twin.RemoveClient(c)
+	m.logged.RemoveClient(c)
 	if ok != wasMember || ok2 != ok {
 		t.Fatalf("RemoveClient = %v / twin %v, member %v", ok, ok2, wasMember)
 	}
@@ -155,6 +175,9 @@ func (m *groupMachine) setPartitions(t *rapid.T) {
 	}
 	if err := m.twin.SetPartitions(ps); err != nil {
 		t.Fatalf("twin SetPartitions: %v", err)
+	}
+	if err := m.logged.SetPartitions(ps); err != nil {
+		t.Fatalf("logged SetPartitions: %v", err)
 	}
 	m.expectGen(t, "set partitions", 1)
 	m.expectFull(t, "set partitions")
@@ -178,6 +201,9 @@ func (m *groupMachine) poll(t *rapid.T) {
 	if err := m.twin.RecordPoll(c, p, off); err != nil {
 		t.Fatalf("twin RecordPoll: %v", err)
 	}
+	if err := m.logged.RecordPoll(c, p, off); err != nil {
+		t.Fatalf("logged RecordPoll: %v", err)
+	}
 	m.expectGen(t, "poll", 0)
 }
 
@@ -198,6 +224,13 @@ func (m *groupMachine) commit(t *rapid.T) {
 	}
 	if err := m.twin.RecordCommit(mi.Client, p, off); err != nil {
 		t.Fatalf("twin RecordCommit: %v", err)
+	}
+	ready, err := m.logged.NoteCommit(mi.Client, p, off)
+	if err != nil {
+		t.Fatalf("logged NoteCommit: %v", err)
+	}
+	if ready && !m.logged.CompleteRevocation(p) {
+		t.Fatalf("CompleteRevocation(%d) after a ready commit refused", p)
 	}
 	done := revs - len(m.g.Revocations())
 	if done < 0 || done > 1 {
@@ -255,6 +288,11 @@ func (m *groupMachine) advance(t *rapid.T) {
 	if n != n2 {
 		t.Fatalf("ExpireRevocations = %d / twin %d", n, n2)
 	}
+	for _, r := range m.logged.Revocations() {
+		if !m.now.Before(r.Since.Add(propTimeout)) && !m.logged.CompleteRevocation(r.Partition) {
+			t.Fatalf("CompleteRevocation(%d) of an expired revocation refused", r.Partition)
+		}
+	}
 	m.expectGen(t, "expire", Generation(n))
 	for _, r := range m.g.Revocations() {
 		if !m.now.Before(r.Since.Add(propTimeout)) {
@@ -265,6 +303,7 @@ func (m *groupMachine) advance(t *rapid.T) {
 
 func (m *groupMachine) drop(t *rapid.T) {
 	n := m.g.Len()
+	m.logged.DropMembers()
 	if got, got2 := m.g.DropMembers(), m.twin.DropMembers(); got != n || got2 != n {
 		t.Fatalf("DropMembers = %d / twin %d, want %d", got, got2, n)
 	}
@@ -284,6 +323,18 @@ func (m *groupMachine) check(t *rapid.T) {
 	snap := m.g.AppendTo(nil)
 	if !slices.Equal(snap, m.twin.AppendTo(nil)) {
 		t.Fatal("twin diverged")
+	}
+	if err := checkStructure(m.logged); err != nil {
+		t.Fatalf("logged: %v", err)
+	}
+	if got, want := layout(m.logged), layout(m.g); !maps.EqualFunc(want, got, func(a, b []PartitionID) bool { return slices.Equal(a, b) }) {
+		t.Fatalf("logged layout %v, Join-driven layout %v", got, want)
+	}
+	if got, want := m.logged.Revocations(), m.g.Revocations(); !slices.Equal(got, want) {
+		t.Fatalf("logged revocations %v, Join-driven %v", got, want)
+	}
+	if m.logged.Generation() < m.g.Generation() {
+		t.Fatalf("logged generation %d below %d", m.logged.Generation(), m.g.Generation())
 	}
 	settled, err := New(Config{RebalancingTimeout: propTimeout}, nil)
 	if err != nil {
@@ -343,7 +394,11 @@ func TestGroupProperties(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := &groupMachine{g: g, twin: twin, now: t0}
+		logged, err := New(Config{RebalancingTimeout: propTimeout}, ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &groupMachine{g: g, twin: twin, logged: logged, now: t0}
 		t.Repeat(map[string]func(*rapid.T){
 			"join":          m.join,
 			"join again":    m.join, // joins twice as likely: revocations pile up

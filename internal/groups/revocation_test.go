@@ -1,6 +1,8 @@
 package groups
 
 import (
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -368,4 +370,62 @@ func TestPollMarks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoggedHandOff drives the log-friendly API the metadata plane uses:
+// JoinPending defers every move, Settled names the ones without in-flight
+// data, NoteCommit reports readiness without completing, and
+// CompleteRevocation completes exactly the revocation named.
+func TestLoggedHandOff(t *testing.T) {
+	g := newGroup(t, ids(0, 4))
+	join(t, g, 1)
+	poll(t, g, 1, 3, 7) // partition 3 in flight up to 7
+	if _, err := g.JoinPending(cid(2), t0); err != nil {
+		t.Fatal(err)
+	}
+	want := []Revocation{
+		{Partition: 2, Source: 0, Target: 1, Since: t0},
+		{Partition: 3, Source: 0, Target: 1, Since: t0},
+	}
+	if diff := cmp.Diff(want, g.Revocations()); diff != "" {
+		t.Fatalf("revocations after JoinPending (-want +got):\n%s", diff)
+	}
+	if got := g.Settled(); !slices.Equal(got, []PartitionID{2}) {
+		t.Fatalf("Settled = %v, want [2]", got)
+	}
+	gen := g.Generation()
+	if !g.CompleteRevocation(2) || g.CompleteRevocation(2) || g.CompleteRevocation(9) {
+		t.Fatal("CompleteRevocation must complete a pending revocation once and refuse the rest")
+	}
+	if g.Generation() != gen+1 {
+		t.Fatalf("generation %d, want %d", g.Generation(), gen+1)
+	}
+	for _, tc := range []struct {
+		name      string
+		client    ClientID
+		off       uint64
+		wantReady bool
+		wantErr   error
+	}{
+		{"target may not commit", cid(2), 7, false, ErrPartitionNotOwned},
+		{"non-member", cid(9), 7, false, ErrMemberNotFound},
+		{"commit below the polled offset", cid(1), 5, false, nil},
+		{"commit catches up", cid(1), 7, true, nil},
+	} {
+		ready, err := g.NoteCommit(tc.client, 3, tc.off)
+		if ready != tc.wantReady || !errors.Is(err, tc.wantErr) {
+			t.Fatalf("%s: NoteCommit = %v, %v; want %v, %v", tc.name, ready, err, tc.wantReady, tc.wantErr)
+		}
+	}
+	if len(g.Revocations()) != 1 {
+		t.Fatal("NoteCommit completed the revocation itself")
+	}
+	if !g.CompleteRevocation(3) {
+		t.Fatal("CompleteRevocation(3) refused")
+	}
+	verify(t, g, check{
+		layout:   layoutMap{0: {0, 1}, 1: {2, 3}},
+		pollable: map[uint64][]PartitionID{1: {0, 1}, 2: {2, 3}},
+		gen:      gen + 2,
+	})
 }

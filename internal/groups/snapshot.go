@@ -257,9 +257,10 @@ func decodeState(src []byte) (*Group, error) {
 		_, targetOK := slices.BinarySearchFunc(g.members, rv.target, func(m member, id MemberID) int {
 			return cmpUint(uint64(m.id), uint64(id))
 		})
-		// A revocation exists only while the partition is in flight: a
-		// commit that catches up completes it.
-		if p.revoking || !p.owned || p.owner != rv.source || rv.source == rv.target || !targetOK || !p.inFlight() {
+		// A revocation without in-flight data is valid: JoinPending
+		// creates them and a log-driven caller completes them with a
+		// later entry (CompleteRevocation).
+		if p.revoking || !p.owned || p.owner != rv.source || rv.source == rv.target || !targetOK {
 			return nil, corrupt("revocation of partition %d", rv.partition)
 		}
 		p.revoking = true

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/iggo-dev/iggo/internal/broker"
 	"github.com/iggo-dev/iggo/internal/catalog/catalogtest"
 	"github.com/iggo-dev/iggo/internal/config"
@@ -109,12 +110,35 @@ func TestGroupPolling(t *testing.T) {
 	if !found || off.StoredOffset != 3 {
 		t.Fatalf("group offset %+v %v", off, found)
 	}
-	// Omitted partition: the member's partition.
+	// Polls and auto-commits are reported to the catalog (in-flight marks).
+	want := []catalogtest.GroupEvent{
+		{Polled: true, Group: 3, Client: c.ID, Partition: 1, Offset: 2},
+		{Group: 3, Client: c.ID, Partition: 1, Offset: 2},
+		{Polled: true, Group: 3, Client: c.ID, Partition: 1, Offset: 3},
+		{Group: 3, Client: c.ID, Partition: 1, Offset: 3},
+	}
+	if diff := cmp.Diff(want, s.Catalog.Events()); diff != "" {
+		t.Fatalf("group events (-want +got):\n%s", diff)
+	}
+	// Omitted partition: the server picks none for a group (semantics.md
+	// §4.2): the empty poll; offset writes are refused with 20.
 	req.Partition = wire.OptPartition{}
 	req.Strategy = wire.FirstStrategy()
-	if p := c.MustPoll(req); p.PartitionID != 1 || p.Count != 3 {
-		t.Fatalf("poll without partition: partition %d count %d", p.PartitionID, p.Count)
+	if p := c.MustPoll(req); p.PartitionID != 0 || p.Count != 0 || p.CurrentOffset != 0 {
+		t.Fatalf("poll without partition: %+v", p)
 	}
+	ExpectStatus(t, c.StoreOffset(wire.StoreConsumerOffset{Consumer: group, StreamID: stream1, TopicID: topic1, Offset: 0, Ack: wire.AckQuorum}), wire.ErrResourceNotFound.Code)
+	// Pending revocation: the owner may commit (reported) but not poll.
+	s.Catalog.SetPending(1, 1, 3, 1, true)
+	req.Partition = wire.SomePartition(1)
+	if p := c.MustPoll(req); p.PartitionID != wire.PollResyncPartition || p.Count != 0 {
+		t.Fatalf("poll of a pending partition: %+v", p)
+	}
+	ExpectResultOK(t, c.StoreOffset(wire.StoreConsumerOffset{Consumer: group, StreamID: stream1, TopicID: topic1, Partition: wire.SomePartition(1), Offset: 1, Ack: wire.AckQuorum}))
+	if diff := cmp.Diff([]catalogtest.GroupEvent{{Group: 3, Client: c.ID, Partition: 1, Offset: 1}}, s.Catalog.Events()); diff != "" {
+		t.Fatalf("commit event (-want +got):\n%s", diff)
+	}
+	s.Catalog.SetPending(1, 1, 3, 1, false)
 	// Not owned / not a member: the RESYNC head.
 	for _, tc := range []struct {
 		name string

@@ -22,6 +22,9 @@ type result struct {
 	// table caches PersonalAccessTokenAlreadyExists (51) instead
 	// (semantics.md §1.5).
 	secret bool
+	// revoking marks a JOIN that may have left pending revocations for
+	// the live side to complete at once (groups.go).
+	revoking bool
 }
 
 func reject(err *wire.Error) result { return result{code: err.Code} }
@@ -488,10 +491,13 @@ func (s *state) joinGroup(e *Entry, a actor) result {
 	if g == nil {
 		return res
 	}
-	if _, err := g.G.Join(groups.ClientID(e.Client), time.UnixMicro(int64(e.Timestamp))); err != nil {
+	gen := g.G.Generation()
+	if _, err := g.G.JoinPending(groups.ClientID(e.Client), time.UnixMicro(int64(e.Timestamp))); err != nil {
 		return reject(wire.ErrError)
 	}
-	return result{}
+	// Every move is deferred: which partitions have in-flight data is
+	// known only to the live side (groups.go), which completes the rest.
+	return result{revoking: g.G.Generation() != gen}
 }
 
 // leaveGroup applies LEAVE_CONSUMER_GROUP: not a member is 5006.

@@ -35,11 +35,30 @@
 // recorded. Startup then opens every partition of the recovered state
 // (CreatePartitions is idempotent).
 //
+// # Consumer groups
+//
+// Membership, ownership, pending revocations and generations are part of
+// the state (JOIN, LEAVE, Logout, DropMembers, partition changes and
+// KindCompleteRevocations entries); the in-flight marks of the
+// cooperative hand-off are node-local and never read by apply. A JOIN
+// defers every move and the partitions without in-flight data are
+// completed by a second entry before the JOIN is answered; a settling
+// commit (GroupCommitted) and the rebalancing timeout (RunRevocations)
+// log completions the same way. See groups.go.
+//
+// Membership lifetime: memberships end on LEAVE, Logout (explicit, on
+// disconnect, or after a stale-client eviction) and with their group,
+// topic or stream. They do not survive a restart: sessions do (the client
+// table is in the snapshot), connections do not, so Open commits a
+// KindDropMembers entry when members exist. Clients log in again and their
+// empty SYNC makes the SDK join again (semantics.md §6.1).
+//
 // # Concurrency
 //
 // Writers serialize on Store.wmu (journal append, fsync, apply, effects);
 // the state itself is guarded by Store.mu, which writers hold only while
-// applying and readers take for reading. Calls into catalog.Data are made
+// applying and readers take for reading. The groups' in-flight marks are
+// written under Store.mu for reading plus Store.groupMu (a leaf lock). Calls into catalog.Data are made
 // without Store.mu held, so the partition plane may call ResolveTopic from
 // inside its own locks.
 package metadata

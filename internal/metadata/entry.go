@@ -30,7 +30,12 @@ const (
 	// KindDropMembers ends every consumer-group membership: committed at
 	// start-up, when no client can still be connected (storage.md §5).
 	KindDropMembers Kind = 7
-	kindLimit       Kind = 8
+	// KindCompleteRevocations completes pending consumer-group
+	// revocations: Body lists (stream, topic, group, partition) (see
+	// groups.go). The live side decides (commit or timeout); apply only
+	// moves the named partitions.
+	KindCompleteRevocations Kind = 8
+	kindLimit               Kind = 9
 )
 
 // String names the kind.
@@ -50,6 +55,8 @@ func (k Kind) String() string {
 		return "marker"
 	case KindDropMembers:
 		return "drop-members"
+	case KindCompleteRevocations:
+		return "complete-revocations"
 	}
 	return "kind?"
 }

@@ -113,59 +113,6 @@ func (s *Store) ResolveGroup(t catalog.TopicRef, id wire.Identifier) (uint32, er
 	return g.ID, nil
 }
 
-// GroupPartition implements catalog.Topics: with a partition, the member
-// must own it and it must not be pending revocation (CanPoll); without
-// one, the member's pollable partitions are served round-robin per
-// (group, client), a cursor kept in memory only.
-func (s *Store) GroupPartition(t catalog.TopicRef, group uint32, client wire.Uint128, partition *uint32) (uint32, bool, error) {
-	s.mu.RLock()
-	tp := s.liveTopic(t)
-	var g *groups.Group
-	if tp != nil && tp.Groups[group] != nil {
-		g = tp.Groups[group].G
-	}
-	if g == nil {
-		s.mu.RUnlock()
-		return 0, false, wire.ErrConsumerGroupIDNotFound
-	}
-	cid := groups.ClientID(client)
-	if partition != nil {
-		err := g.CanPoll(cid, groups.PartitionID(*partition))
-		s.mu.RUnlock()
-		if err != nil {
-			return 0, false, err
-		}
-		return *partition, true, nil
-	}
-	_, parts, err := g.Assignment(cid)
-	s.mu.RUnlock()
-	if err != nil {
-		return 0, false, err
-	}
-	if len(parts) == 0 {
-		return 0, false, nil
-	}
-	key := cursorKey{incarnation: t.Incarnation, group: group, client: client}
-	s.cursorMu.Lock()
-	if len(s.cursors) >= maxCursors {
-		clear(s.cursors) // positions are a fairness hint, not state
-	}
-	n := s.cursors[key]
-	s.cursors[key] = n + 1
-	s.cursorMu.Unlock()
-	return uint32(parts[n%uint64(len(parts))]), true, nil
-}
-
-// maxCursors bounds the round-robin positions kept in memory.
-const maxCursors = 1 << 16
-
-// cursorKey names one member's round-robin position.
-type cursorKey struct {
-	incarnation uint64
-	group       uint32
-	client      wire.Uint128
-}
-
 // InGroup reports whether client is a member of at least one consumer
 // group (the stale-client verifier evicts only those, semantics.md §1.10).
 func (s *Store) InGroup(client wire.Uint128) bool {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/groups"
 	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -43,6 +44,13 @@ type Config struct {
 	// Root returns the root credentials; it is called on first start only
 	// (semantics.md §2.1: once metadata exists the stored root wins).
 	Root func() (username, password string, err error)
+	// RebalancingTimeout is consumer_group.rebalancing_timeout: how long
+	// a partition may stay pending revocation (rounded up to a
+	// microsecond; groups.DefaultRebalancingTimeout when 0).
+	RebalancingTimeout time.Duration
+	// After waits on Now's clock for RunRevocations (time.After when
+	// nil); tests inject a fake clock through Now and After together.
+	After func(time.Duration) <-chan time.Time
 }
 
 // ErrClosed is returned by writes after Close.
@@ -70,10 +78,11 @@ type Store struct {
 	// mu guards st. Writers hold it (under wmu) only while applying.
 	mu sync.RWMutex
 	st *state
-	// cursors are the round-robin positions of GroupPartition; guarded
-	// by cursorMu (a leaf lock).
-	cursorMu sync.Mutex
-	cursors  map[cursorKey]uint64
+	// groupMu guards the consumer groups' in-flight marks together with
+	// a read lock on mu (see groups.go); a leaf lock.
+	groupMu sync.Mutex
+	// revWake wakes RunRevocations (capacity 1).
+	revWake chan struct{}
 
 	// lastFrame is the reply frame of the command applied last; guarded
 	// by mu (written by applyLocked, read by submit under wmu).
@@ -100,13 +109,24 @@ func Open(cfg Config) (*Store, error) {
 	if cfg.MaxTokensPerUser == 0 {
 		cfg.MaxTokensPerUser = 100
 	}
+	if cfg.RebalancingTimeout <= 0 {
+		cfg.RebalancingTimeout = groups.DefaultRebalancingTimeout
+	}
+	if r := cfg.RebalancingTimeout % time.Microsecond; r != 0 {
+		// Revocations start on microsecond entry timestamps; a whole
+		// number of microseconds keeps deadlines on that grid.
+		cfg.RebalancingTimeout += time.Microsecond - r
+	}
+	if cfg.After == nil {
+		cfg.After = time.After
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create metadata directory: %w", err)
 	}
 	s := &Store{
 		cfg: cfg, log: cfg.Logger, data: cfg.Data, dir: cfg.Dir, st: newState(),
 		table:   session.NewClientTable(cfg.ClientsTableMax, nil),
-		cursors: map[cursorKey]uint64{},
+		revWake: make(chan struct{}, 1),
 	}
 	if err := s.recover(); err != nil {
 		return nil, err
@@ -253,6 +273,11 @@ type committed struct {
 func (s *Store) submit(e Entry) (committed, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	return s.submitLocked(e)
+}
+
+// submitLocked is submit with wmu held.
+func (s *Store) submitLocked(e Entry) (committed, error) {
 	if s.closed {
 		return committed{}, ErrClosed
 	}
@@ -287,6 +312,14 @@ func (s *Store) submit(e Entry) (committed, error) {
 			}
 			break
 		}
+	}
+	if res.revoking {
+		// A JOIN deferred every move (groups.go): complete at once the
+		// ones without in-flight data, before the JOIN is answered.
+		if _, err := s.completeDueLocked(); err != nil {
+			return c, nil
+		}
+		s.wakeRevocations()
 	}
 	if s.op-s.snapOp >= uint64(s.cfg.SnapshotEvery) {
 		if err := s.snapshotLocked(); err != nil {
@@ -332,6 +365,8 @@ func (s *Store) applyLocked(e *Entry) result {
 		s.st.removeClient(e.Client)
 	case KindDropMembers:
 		s.st.eachGroup(func(_ *stream, _ *topic, g *group) { g.G.DropMembers() })
+	case KindCompleteRevocations:
+		s.st.applyCompleteRevocations(e)
 	case KindPATCleanup:
 		s.st.applyPATCleanup(e)
 	case KindCommand:
@@ -391,7 +426,9 @@ func sessionEntry(e *Entry) session.Entry {
 // journal file and prunes old files. Caller holds wmu.
 func (s *Store) snapshotLocked() error {
 	s.mu.RLock()
+	s.groupMu.Lock() // the groups' in-flight marks are encoded too
 	data := encodeSnapshot(&snapshot{op: s.op, state: s.st, clients: s.table.Snapshot()})
+	s.groupMu.Unlock()
 	s.mu.RUnlock()
 	if err := writeSnapshotFile(s.dir, s.op, data); err != nil {
 		return err

@@ -17,6 +17,9 @@ type target struct {
 	part *partition
 	kind storage.ConsumerKind
 	id   uint32
+	// client is the caller's session client id (group members report
+	// polls and commits under it).
+	client wire.Uint128
 }
 
 // consumerKey is the offset key of a plain consumer (semantics.md §5):
@@ -38,7 +41,8 @@ const (
 	// resolvedResync: the group member does not own the partition; a poll
 	// answers the RESYNC head, an offset write status 20.
 	resolvedResync
-	// resolvedNothing: a group member without partitions (empty poll).
+	// resolvedNothing: a group poll without a partition id (empty poll,
+	// semantics.md §4.2); an offset write answers 20.
 	resolvedNothing
 )
 
@@ -49,15 +53,18 @@ type resolveOpts struct {
 	// (partition-plane writes, semantics.md §5); reads use 1009/2010 and
 	// 5000.
 	writeCodes bool
-	// groupOwnership makes group consumers pass GroupPartition (polls and
-	// offset writes); GET_CONSUMER_OFFSET lets non-members read.
-	groupOwnership bool
+	// groupAccess, when set, makes group consumers pass
+	// catalog.Topics.GroupPartition with it (GroupPoll for polls,
+	// GroupCommit for offset writes); GET_CONSUMER_OFFSET leaves it zero
+	// and lets non-members read.
+	groupAccess catalog.GroupAccess
 }
 
 // resolve finds the topic, checks permission, and resolves the consumer
-// and the partition (omitted: partition 0 for plain consumers and for
-// group offset reads; the member's next partition for group polls and
-// writes, as catalog.Topics.GroupPartition decides).
+// and the partition. An omitted partition is partition 0 for plain
+// consumers and group offset reads; group polls and offset writes must
+// name it (semantics.md §4.2, §5: the server does not pick a partition
+// for a group member), else resolvedNothing.
 func (p *Plane) resolve(x *dispatch.Exchange, c wire.Consumer, stream, topicID wire.Identifier, opt wire.OptPartition, o resolveOpts) (target, resolveStatus, uint32) {
 	cat := p.catalog()
 	if cat == nil {
@@ -78,7 +85,7 @@ func (p *Plane) resolve(x *dispatch.Exchange, c wire.Consumer, stream, topicID w
 	if !cat.Allowed(user, o.action, ref.StreamID, ref.TopicID) {
 		return target{}, resolvedDeny, wire.ErrUnauthorized.Code
 	}
-	t := target{ref: ref}
+	t := target{ref: ref, client: client}
 	pid := uint32(0)
 	if opt.Present {
 		pid = opt.ID
@@ -93,12 +100,11 @@ func (p *Plane) resolve(x *dispatch.Exchange, c wire.Consumer, stream, topicID w
 			return target{}, resolvedDeny, wire.ErrConsumerGroupIDNotFound.Code
 		}
 		t.kind, t.id = storage.KindGroup, gid
-		if o.groupOwnership {
-			var want *uint32
-			if opt.Present {
-				want = &pid
+		if o.groupAccess != 0 {
+			if !opt.Present {
+				return t, resolvedNothing, 0
 			}
-			got, ok, err := cat.GroupPartition(ref, gid, client, want)
+			err := cat.GroupPartition(ref, gid, client, pid, o.groupAccess)
 			switch {
 			case errors.Is(err, wire.ErrConsumerGroupMemberNotFound), errors.Is(err, wire.ErrConsumerGroupPartitionNotOwned):
 				return t, resolvedResync, 0
@@ -107,10 +113,7 @@ func (p *Plane) resolve(x *dispatch.Exchange, c wire.Consumer, stream, topicID w
 					return target{}, resolvedDeny, wire.ErrResourceNotFound.Code
 				}
 				return target{}, resolvedDeny, wire.CodeOf(err)
-			case !ok:
-				return t, resolvedNothing, 0
 			}
-			pid = got
 		}
 	default:
 		t.kind, t.id = storage.KindConsumer, consumerKey(c.ID)

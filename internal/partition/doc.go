@@ -57,8 +57,28 @@
 //     offset reads 4011 (CannotReadMessage). Other partitions are served.
 //   - POLL_MESSAGES with an unknown consumer group: status 5000
 //     (ConsumerGroupIdNotFound). A member that does not own the requested
-//     partition (5006/5009 from catalog.Topics.GroupPartition) gets the
-//     empty poll head with partition_id 0xFFFFFFFF, so the SDK re-syncs.
+//     partition, or owns it but it is pending revocation (5006/5009 from
+//     catalog.Topics.GroupPartition), gets the empty poll head with
+//     partition_id 0xFFFFFFFF, so the SDK re-syncs. A group poll without
+//     a partition id gets the plain empty head (semantics.md §4.2: the
+//     server does not pick a partition for a member); a group offset
+//     store or delete without one gets 20.
+//
+// # Consumer groups
+//
+// After reading a non-empty group poll the plane reports it
+// (catalog.Topics.GroupPolled: member, partition, last offset read), the
+// in-flight mark of the cooperative hand-off. If a rebalance took the
+// partition away while the poll was reading, the report fails and the
+// read is dropped in favour of the RESYNC head, so a member never receives
+// messages of a partition it no longer owns. Auto-commit and a group
+// offset store are reported with catalog.Topics.GroupCommitted (the
+// stored offset); the metadata plane completes a pending revocation the
+// commit settles before the call returns, i.e. before the reply. Offset
+// stores and deletes only need ownership (a pending revocation may still
+// be committed, semantics.md §5). A delete is not reported: it does not
+// commit anything, and the revocation then waits for a commit or the
+// rebalancing timeout.
 //   - A recognized duplicate send (same client, request number and batch)
 //     gets a success with zero confirmations ([0 u32]): the upstream page
 //     says "empty success, including no offset confirmations", and the

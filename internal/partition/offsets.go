@@ -3,6 +3,7 @@ package partition
 import (
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 	"github.com/zeebo/xxh3"
 )
@@ -77,7 +78,7 @@ func (p *Plane) storeOffset(x *dispatch.Exchange) {
 		return
 	}
 	t, st, code := p.resolve(x, req.Consumer, req.StreamID, req.TopicID, req.Partition,
-		resolveOpts{action: catalog.ActionPoll, writeCodes: true, groupOwnership: true})
+		resolveOpts{action: catalog.ActionPoll, writeCodes: true, groupAccess: catalog.GroupCommit})
 	switch st {
 	case resolvedDeny:
 		x.Deny(code)
@@ -100,6 +101,11 @@ func (p *Plane) storeOffset(x *dispatch.Exchange) {
 			p.log.Warn("store consumer offset", "dir", part.dir, "err", err)
 			return wire.ErrCannotAppendMessage.Code
 		}
+		if t.kind == storage.KindGroup {
+			// The in-flight mark of the cooperative hand-off; it may
+			// complete a pending revocation (semantics.md §6.3 step 4).
+			p.catalog().GroupCommitted(t.ref, t.id, t.client, part.id, req.Offset)
+		}
 		return 0
 	})
 }
@@ -113,7 +119,7 @@ func (p *Plane) deleteOffset(x *dispatch.Exchange) {
 		return
 	}
 	t, st, code := p.resolve(x, req.Consumer, req.StreamID, req.TopicID, req.Partition,
-		resolveOpts{action: catalog.ActionPoll, writeCodes: true, groupOwnership: true})
+		resolveOpts{action: catalog.ActionPoll, writeCodes: true, groupAccess: catalog.GroupCommit})
 	switch st {
 	case resolvedDeny:
 		x.Deny(code)

@@ -111,7 +111,7 @@ func (p *Plane) poll(x *dispatch.Exchange) {
 		return
 	}
 	t, st, code := p.resolve(x, req.Consumer, req.StreamID, req.TopicID, req.Partition,
-		resolveOpts{action: catalog.ActionPoll, groupOwnership: true})
+		resolveOpts{action: catalog.ActionPoll, groupAccess: catalog.GroupPoll})
 	switch st {
 	case resolvedDeny:
 		x.Deny(code)
@@ -176,9 +176,25 @@ func (p *Plane) poll(x *dispatch.Exchange) {
 		return
 	}
 	binary.LittleEndian.PutUint32(r.head[12:], uint32(n))
+	group := t.kind == storage.KindGroup
+	if group {
+		// Record the in-flight mark; a rebalance that ran while this poll
+		// was reading has taken the partition away, and then nothing
+		// read is delivered (semantics.md §6.3, §4.2 RESYNC).
+		if err := p.catalog().GroupPolled(t.ref, t.id, t.client, part.id, last); err != nil {
+			r.Release()
+			x.Reply(wire.AppendPollReplyHead(x.Scratch(), wire.PollResyncPartition, 0, 0))
+			return
+		}
+	}
 	if req.AutoCommit {
 		if _, err := part.log.Offsets().Advance(t.kind, t.id, last); err != nil {
 			p.log.Warn("auto-commit failed", "dir", part.dir, "err", err)
+		} else if group {
+			// Report what is stored now: auto-commit never moves the
+			// offset backwards, so it may be beyond last.
+			stored, _ := part.log.Offsets().Get(t.kind, t.id)
+			p.catalog().GroupCommitted(t.ref, t.id, t.client, part.id, stored)
 		}
 	}
 	x.ReplyTail(r.head, r)

@@ -21,6 +21,7 @@ type Topics struct {
 	next   uint64
 	topics map[[2]uint32]*Topic
 	deny   map[denyKey]bool
+	events []GroupEvent
 }
 
 type denyKey struct {
@@ -38,6 +39,8 @@ type Topic struct {
 	// partitions the member owns.
 	Groups  map[uint32]string
 	Members map[uint32]map[wire.Uint128][]uint32
+	// pending holds the (group, partition) pairs pending revocation.
+	pending map[groupPartition]bool
 }
 
 var _ catalog.Topics = (*Topics)(nil)
@@ -60,6 +63,7 @@ func (c *Topics) AddTopic(stream uint32, streamName string, topic uint32, name s
 		Ref:        catalog.TopicRef{StreamID: stream, TopicID: topic, Incarnation: incarnation, Settings: s},
 		StreamName: streamName, Name: name,
 		Groups: map[uint32]string{}, Members: map[uint32]map[wire.Uint128][]uint32{},
+		pending: map[groupPartition]bool{},
 	}
 	for i := range partitions {
 		t.Partitions = append(t.Partitions, i)
@@ -163,27 +167,84 @@ func (c *Topics) ResolveGroup(ref catalog.TopicRef, group wire.Identifier) (uint
 	return 0, wire.ErrConsumerGroupIDNotFound
 }
 
-// GroupPartition implements catalog.Topics: the member's first partition
-// when partition is nil.
-func (c *Topics) GroupPartition(ref catalog.TopicRef, group uint32, client wire.Uint128, partition *uint32) (uint32, bool, error) {
+// GroupPartition implements catalog.Topics: the member must own the
+// partition; a poll is refused while the partition is pending (SetPending).
+func (c *Topics) GroupPartition(ref catalog.TopicRef, group uint32, client wire.Uint128, partition uint32, access catalog.GroupAccess) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.groupAccessLocked(ref, group, client, partition, access)
+}
+
+func (c *Topics) groupAccessLocked(ref catalog.TopicRef, group uint32, client wire.Uint128, partition uint32, access catalog.GroupAccess) error {
 	t := c.topicOf(ref)
 	if t == nil {
-		return 0, false, wire.ErrConsumerGroupIDNotFound
+		return wire.ErrConsumerGroupIDNotFound
+	}
+	if _, ok := t.Groups[group]; !ok {
+		return wire.ErrConsumerGroupIDNotFound
 	}
 	owned, ok := t.Members[group][client]
 	if !ok {
-		return 0, false, wire.ErrConsumerGroupMemberNotFound
+		return wire.ErrConsumerGroupMemberNotFound
 	}
-	if partition == nil {
-		if len(owned) == 0 {
-			return 0, false, nil
-		}
-		return owned[0], true, nil
+	if !slices.Contains(owned, partition) {
+		return wire.ErrConsumerGroupPartitionNotOwned
 	}
-	if !slices.Contains(owned, *partition) {
-		return 0, false, wire.ErrConsumerGroupPartitionNotOwned
+	if access == catalog.GroupPoll && t.pending[groupPartition{group, partition}] {
+		return wire.ErrConsumerGroupPartitionNotOwned
 	}
-	return *partition, true, nil
+	return nil
 }
+
+// GroupPolled implements catalog.Topics: it checks like GroupPartition
+// (GroupPoll) and records the event.
+func (c *Topics) GroupPolled(ref catalog.TopicRef, group uint32, client wire.Uint128, partition uint32, last uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.groupAccessLocked(ref, group, client, partition, catalog.GroupPoll); err != nil {
+		return err
+	}
+	c.events = append(c.events, GroupEvent{Polled: true, Group: group, Client: client, Partition: partition, Offset: last})
+	return nil
+}
+
+// GroupCommitted implements catalog.Topics: it records the event.
+func (c *Topics) GroupCommitted(ref catalog.TopicRef, group uint32, client wire.Uint128, partition uint32, offset uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events = append(c.events, GroupEvent{Group: group, Client: client, Partition: partition, Offset: offset})
+}
+
+// GroupEvent is a GroupPolled (Polled) or GroupCommitted call.
+type GroupEvent struct {
+	Polled    bool
+	Group     uint32
+	Client    wire.Uint128
+	Partition uint32
+	Offset    uint64
+}
+
+// Events returns the recorded GroupPolled and GroupCommitted calls in
+// order and forgets them.
+func (c *Topics) Events() []GroupEvent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.events
+	c.events = nil
+	return out
+}
+
+// SetPending marks a group's partition as pending revocation (its owner
+// may commit but not poll it) or clears the mark.
+func (c *Topics) SetPending(stream, topic, group, partition uint32, pending bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.topics[[2]uint32{stream, topic}]
+	if pending {
+		t.pending[groupPartition{group, partition}] = true
+	} else {
+		delete(t.pending, groupPartition{group, partition})
+	}
+}
+
+type groupPartition struct{ group, partition uint32 }
