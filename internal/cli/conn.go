@@ -234,11 +234,11 @@ func (t *target) tlsConfig() (*tls.Config, error) {
 	if t.TLSCA != "" {
 		pem, err := os.ReadFile(t.TLSCA)
 		if err != nil {
-			return nil, fmt.Errorf("read --tls-ca: %w", err)
+			return nil, usagef("--tls-ca: %v", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate found", t.TLSCA)
+			return nil, usagef("--tls-ca %s: no PEM certificate found", t.TLSCA)
 		}
 		cfg.RootCAs = pool
 	}

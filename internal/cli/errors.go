@@ -163,6 +163,12 @@ func errorLine(err error, timeout string) string {
 		if timeout != "" {
 			b.WriteString(" after " + timeout + " (raise --timeout)")
 		}
+	case isLostConnection(err):
+		ce, _ := errors.AsType[*client.ConnError](err)
+		b.WriteString("connection lost")
+		if ce.Err != nil {
+			b.WriteString(": " + ce.Err.Error())
+		}
 	case isEviction(err):
 		ev, _ := errors.AsType[*wire.EvictionError](err)
 		b.WriteString(evictionLine(ev))
@@ -173,6 +179,11 @@ func errorLine(err error, timeout string) string {
 		b.WriteString(err.Error())
 	}
 	return strings.Join(strings.Fields(strings.ReplaceAll(b.String(), "\n", "; ")), " ")
+}
+
+func isLostConnection(err error) bool {
+	_, ok := errors.AsType[*client.ConnError](err)
+	return ok
 }
 
 func isEviction(err error) bool {
@@ -194,22 +205,21 @@ func isWireError(err error) bool {
 }
 
 // evictionLine describes an eviction: a refused login as the error it
-// maps to ("InvalidCredentials (error 42)"), any other as the session
-// ending.
+// maps to ("refused: InvalidCredentials (error 42)"), any other as the
+// session ending ("evicted by the server: StaleClient (error 30)").
 func evictionLine(ev *wire.EvictionError) string {
-	var name string
-	if we, ok := errors.AsType[*wire.Error](ev.Unwrap()); ok {
-		name = we.Name + " (error " + strconv.FormatUint(uint64(we.Code), 10) + ")"
+	reason := strings.TrimPrefix(ev.Error(), "session evicted: ")
+	we, ok := errors.AsType[*wire.Error](ev.Unwrap())
+	if !ok {
+		return "evicted by the server: " + reason
 	}
+	code := "error " + strconv.FormatUint(uint64(we.Code), 10)
 	switch ev.Reason {
 	case wire.EvictInvalidCredentials, wire.EvictInvalidToken, wire.EvictUserInactive:
-		if name != "" {
-			return "refused: " + name
-		}
+		return "refused: " + we.Name + " (" + code + ")"
 	}
-	s := "session ended by the server: " + ev.Error()
-	if name != "" {
-		s += " (" + name + ")"
+	if we.Name == ev.Reason.String() {
+		return "evicted by the server: " + reason + " (" + code + ")"
 	}
-	return s
+	return "evicted by the server: " + reason + " (" + we.Name + ", " + code + ")"
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/iggo-dev/iggo/client"
 	"github.com/iggo-dev/iggo/wire"
 	"github.com/spf13/cobra"
 )
@@ -151,6 +152,9 @@ func (a *app) runSend(cmd *cobra.Command, args []string, f *sendFlags) error {
 		var confs []wire.SendConfirmation
 		if err := a.call(cmd, func(ctx context.Context) (err error) {
 			confs, err = c.SendMessages(ctx, sid, tid, part, batch)
+			if errors.Is(err, wire.ErrResourceNotFound) {
+				err = diagnoseTarget(ctx, c, sid, tid, err)
+			}
 			return err
 		}); err != nil {
 			return wrapf(err, "send to %s/%s", sid, tid)
@@ -182,6 +186,20 @@ func (a *app) runSend(cmd *cobra.Command, args []string, f *sendFlags) error {
 		return err
 	}
 	return a.printSent(cmd, js, sid, tid, st)
+}
+
+// diagnoseTarget replaces the server's generic ResourceNotFound (20),
+// its answer to a send whose stream, topic or partition does not resolve
+// (semantics.md §4.1), with the precise error when the stream or topic is
+// the one missing.
+func diagnoseTarget(ctx context.Context, c *client.Client, sid, tid wire.Identifier, err error) error {
+	if _, serr := c.GetStream(ctx, sid); errors.Is(serr, wire.ErrStreamIDNotFound) {
+		return serr
+	}
+	if _, terr := c.GetTopic(ctx, sid, tid); errors.Is(terr, wire.ErrTopicIDNotFound) {
+		return terr
+	}
+	return err
 }
 
 // sendRaw sends the whole input as one message.
@@ -273,7 +291,7 @@ func (a *app) printSent(cmd *cobra.Command, js bool, sid, tid wire.Identifier, s
 		Partitions []*partitionRange `json:"partitions"`
 	}{sid.String(), tid.String(), st.messages, st.batches, ranges}
 	if !js && st.messages == 0 {
-		fmt.Fprintln(cmd.ErrOrStderr(), "iggo: no messages in the input; nothing sent")
+		fmt.Fprintln(cmd.ErrOrStderr(), "nothing sent: the input holds no messages")
 		return nil
 	}
 	return a.print(cmd, v, func(tw *tabwriter.Writer) {

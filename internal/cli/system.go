@@ -13,9 +13,19 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// clientCommand finishes a top-level client command: the shared flags.
+// clientCommand finishes a top-level client command: the shared flags,
+// checked before any connection is made.
 func (a *app) clientCommand(cmd *cobra.Command) *cobra.Command {
 	a.addClientFlags(cmd)
+	cmd.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if _, err := a.jsonOutput(); err != nil {
+			return err
+		}
+		if a.timeout < 0 {
+			return usagef("--timeout %s: want a positive duration or 0 for none", a.timeout)
+		}
+		return nil
+	}
 	return cmd
 }
 
