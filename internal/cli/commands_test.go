@@ -362,6 +362,19 @@ func TestHelpAndCompletion(t *testing.T) {
 	// Dynamic completion of context names goes through cobra's hidden command.
 	e.ok("context", "create", "prod", "--addr", "h:1")
 	wantLines(t, e.ok("__complete", "context", "use", ""), "prod")
+	// Resource names complete from the server.
+	e.ok("stream", "create", "orders")
+	e.ok("topic", "create", "orders", "events")
+	e.ok("group", "create", "orders", "events", "billing")
+	wantLines(t, e.ok("__complete", "stream", "get", ""), "orders")
+	wantLines(t, e.ok("__complete", "topic", "get", "orders", "ev"), "events")
+	wantLines(t, e.ok("__complete", "group", "get", "orders", "events", ""), "billing")
+	wantLines(t, e.ok("__complete", "poll", "orders", "events", "--group", ""), "billing")
+	wantLines(t, e.ok("__complete", "user", "get", "ig"), "iggy")
+	wantLines(t, e.ok("__complete", "stream", "list", "--output", ""), "table", "json")
+	if out := e.ok("__complete", "stream", "get", "zz"); strings.Contains(out, "orders") {
+		t.Fatalf("completion ignores the prefix:\n%s", out)
+	}
 	e.run("bogus").wantError(t, ExitUsage, `unknown command "bogus"`)
 	e.run("strem", "list").wantError(t, ExitUsage, `did you mean "stream"`)
 }

@@ -115,6 +115,8 @@ func (a *app) addClientFlags(cmd *cobra.Command) {
 	fs.StringVar(&a.conn.context, "context", "", "saved context to use (env "+EnvContext+"; default: the current context, see 'iggo context')")
 	a.addOutputFlag(fs)
 	fs.DurationVar(&a.timeout, "timeout", DefaultTimeout, "bound on connecting and on each request; 0 means none")
+	cmd.RegisterFlagCompletionFunc("context", a.completeContexts)
+	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{outputTable, outputJSON}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // addOutputFlag defines --output.

@@ -128,6 +128,8 @@ joins for as long as it runs and leaves at the end.`)
 		},
 	}
 	cmd.AddCommand(create, get, list, del)
+	setCompletion(cmd, a.completeArgs(argStream, argTopic), "create", "list")
+	setCompletion(cmd, a.completeArgs(argStream, argTopic, argGroup), "get", "delete")
 	return a.clientCommand(cmd)
 }
 
@@ -138,6 +140,14 @@ func parseGroup(args []string) (sid, tid, gid wire.Identifier, err error) {
 	}
 	gid, err = parseID("group", args[2])
 	return
+}
+
+// completeGroupFlag completes --group from the STREAM TOPIC arguments.
+func (a *app) completeGroupFlag(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) < 2 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return a.completeArgs("", "", argGroup)(cmd, args[:2], toComplete)
 }
 
 // consumerFlags select who reads: --consumer ID or --group NAME.
@@ -297,5 +307,7 @@ unless the connection is a member owning the partition (use 'iggo poll
 		},
 	}
 	cmd.AddCommand(get, store, del)
+	setCompletion(cmd, a.completeArgs(argStream, argTopic), "get", "store", "delete")
+	cmd.RegisterFlagCompletionFunc("group", a.completeGroupFlag)
 	return a.clientCommand(cmd)
 }

@@ -75,8 +75,9 @@ offset of the last message of every poll for the consumer or group.`,
   iggo poll orders events --last --count 5 -o json
   iggo poll orders events --group billing --auto-commit --follow
   iggo poll logs app --follow --raw`,
-		Args: exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runPoll(cmd, args, &f) },
+		Args:              exactArgs(2),
+		RunE:              func(cmd *cobra.Command, args []string) error { return a.runPoll(cmd, args, &f) },
+		ValidArgsFunction: a.completeArgs(argStream, argTopic),
 	}
 	fs := cmd.Flags()
 	fs.Uint32VarP(&f.partition, "partition", "p", 0, "read only this partition (default: every partition; not with --group)")
@@ -91,6 +92,7 @@ offset of the last message of every poll for the consumer or group.`,
 	fs.BoolVar(&f.raw, "raw", false, "print only the payloads, each followed by a newline")
 	fs.DurationVar(&f.interval, "interval", client.DefaultPollInterval, "with --follow, the pause after polls that found nothing")
 	f.cf.register(fs)
+	cmd.RegisterFlagCompletionFunc("group", a.completeGroupFlag)
 	return a.clientCommand(cmd)
 }
 

@@ -69,8 +69,9 @@ as hex).`,
   iggo send orders events --key customer-42 --header source=web '{"total": 10}'
   tail -f app.log | iggo send logs app
   iggo send blobs images --raw --file photo.jpg`,
-		Args: rangeArgs(2, -1),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runSend(cmd, args, &f) },
+		Args:              rangeArgs(2, -1),
+		RunE:              func(cmd *cobra.Command, args []string) error { return a.runSend(cmd, args, &f) },
+		ValidArgsFunction: a.completeArgs(argStream, argTopic),
 	}
 	fs := cmd.Flags()
 	fs.Uint32VarP(&f.partition, "partition", "p", 0, "send to this partition id")

@@ -114,6 +114,7 @@ func (a *app) streamCmd() *cobra.Command {
 		a.simpleStreamCmd("delete STREAM", "Delete a stream with all its topics and messages", "deleted", (*client.Client).DeleteStream, "rm"),
 		a.simpleStreamCmd("purge STREAM", "Delete every message of a stream (topics, groups stay; offsets are cleared)", "purged", (*client.Client).PurgeStream),
 	)
+	setCompletion(cmd, a.completeArgs(argStream), "get", "update", "delete", "purge")
 	return a.clientCommand(cmd)
 }
 
@@ -375,6 +376,8 @@ func (a *app) topicCmd() *cobra.Command {
 		a.simpleTopicCmd("delete STREAM TOPIC", "Delete a topic with its partitions, messages, groups and offsets", "deleted", (*client.Client).DeleteTopic, "rm"),
 		a.simpleTopicCmd("purge STREAM TOPIC", "Delete every message of a topic (groups stay; offsets are cleared)", "purged", (*client.Client).PurgeTopic),
 	)
+	setCompletion(cmd, a.completeArgs(argStream), "create", "list")
+	setCompletion(cmd, a.completeArgs(argStream, argTopic), "get", "update", "delete", "purge")
 	return a.clientCommand(cmd)
 }
 
@@ -511,6 +514,7 @@ func (a *app) partitionCmd() *cobra.Command {
 		change("create STREAM TOPIC [COUNT]", "Add COUNT partitions (default 1) after the highest id", "added", (*client.Client).CreatePartitions),
 		change("delete STREAM TOPIC [COUNT]", "Remove the COUNT partitions (default 1) with the highest ids, with their messages", "deleted", (*client.Client).DeletePartitions),
 	)
+	setCompletion(cmd, a.completeArgs(argStream, argTopic), "list", "create", "delete")
 	return a.clientCommand(cmd)
 }
 
@@ -564,5 +568,6 @@ func (a *app) segmentCmd() *cobra.Command {
 		},
 	}
 	cmd.AddCommand(del, list)
+	setCompletion(cmd, a.completeArgs(argStream, argTopic), "delete", "list")
 	return a.clientCommand(cmd)
 }

@@ -245,6 +245,7 @@ kept by id.`,
 		},
 	}
 	cmd.AddCommand(create, get, list, update, del, perms, chpw)
+	setCompletion(cmd, a.completeArgs(argUser), "get", "update", "delete", "permissions", "change-password")
 	return a.clientCommand(cmd)
 }
 
@@ -365,5 +366,6 @@ password: --token TOKEN, IGGO_TOKEN, or a saved context.`)
 		},
 	}
 	cmd.AddCommand(create, list, del)
+	setCompletion(cmd, a.completeArgs(argPAT), "delete")
 	return a.clientCommand(cmd)
 }
