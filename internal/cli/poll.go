@@ -56,8 +56,8 @@ func (a *app) pollCmd() *cobra.Command {
 (-o json, one object per message), or only the payloads (--raw, each followed
 by a newline).
 
-Where to start: --offset N, --first (the oldest message), --last (the last
---count messages), --next (after the consumer's stored offset) or
+Where to start in each partition: --offset N, --first (the oldest message),
+--last (the last --count messages), --next (after the stored offset) or
 --timestamp T (RFC 3339, microseconds since the epoch, or a duration ago such
 as 15m). The default is --next when --consumer or --group is given, else
 --first.
@@ -83,11 +83,11 @@ offset of the last message of every poll for the consumer or group.`,
 	fs.Uint32VarP(&f.partition, "partition", "p", 0, "read only this partition (default: every partition; not with --group)")
 	fs.Uint64Var(&f.offset, "offset", 0, "start at this offset")
 	fs.BoolVar(&f.first, "first", false, "start at the oldest message")
-	fs.BoolVar(&f.last, "last", false, "start with the last --count messages")
+	fs.BoolVar(&f.last, "last", false, "start each partition at its last --count messages (with --follow and no --count, the last 10)")
 	fs.BoolVar(&f.next, "next", false, "start after the consumer's or group's stored offset")
 	fs.StringVar(&f.timestamp, "timestamp", "", "start at the first message stored at or after this time")
 	fs.Uint32VarP(&f.count, "count", "n", 0, "print at most this many messages (default 10; with --follow unlimited)")
-	fs.BoolVarP(&f.follow, "follow", "F", false, "keep waiting for new messages")
+	fs.BoolVarP(&f.follow, "follow", "f", false, "keep waiting for new messages")
 	fs.BoolVar(&f.autoCommit, "auto-commit", false, "store the offset of the last message of each poll")
 	fs.BoolVar(&f.raw, "raw", false, "print only the payloads, each followed by a newline")
 	fs.DurationVar(&f.interval, "interval", client.DefaultPollInterval, "with --follow, the pause after polls that found nothing")
