@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/iggo-dev/iggo/internal/broker"
 	"github.com/iggo-dev/iggo/internal/config"
@@ -20,33 +22,127 @@ import (
 type Env struct {
 	Args    []string
 	Environ []string
+	Stdin   io.Reader
 	Stdout  io.Writer
 	Stderr  io.Writer
 }
 
-// Execute runs the command line and returns the process exit code.
-func Execute(ctx context.Context, env Env) int {
-	root := NewRoot(env)
-	root.SetArgs(env.Args)
-	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(env.Stderr, "iggo:", err)
-		return 1
+// stdin returns the standard input, empty when none was given.
+func (e Env) stdin() io.Reader {
+	if e.Stdin == nil {
+		return strings.NewReader("")
 	}
-	return 0
+	return e.Stdin
+}
+
+// Execute runs the command line and returns the process exit code (see
+// the Exit* constants): errors are printed as one line on standard error,
+// "iggo: <message>".
+func Execute(ctx context.Context, env Env) int {
+	root, a := newRoot(env)
+	root.SetArgs(env.Args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := exitCode(err)
+	if code == ExitInterrupted && ctx.Err() == nil {
+		code = ExitError
+	}
+	timeout := ""
+	if a.timeout > 0 {
+		timeout = a.timeout.String()
+	}
+	fmt.Fprintln(env.Stderr, "iggo:", errorLine(err, timeout))
+	return code
 }
 
 // NewRoot returns the root command.
 func NewRoot(env Env) *cobra.Command {
+	root, _ := newRoot(env)
+	return root
+}
+
+// rootLong is the root help: the connection rules and exit codes.
+const rootLong = `iggo is the Iggo broker (iggo server) and a command line client for any server
+speaking the Apache Iggy binary protocol 0.11.0.
+
+Streams, topics, consumer groups and users are addressed by name or numeric id;
+an argument made only of digits is an id.
+
+Connection settings, later wins: defaults (127.0.0.1:8090, user iggy, password
+iggy), the saved context (--context, IGGO_CONTEXT, else the current one; see
+'iggo context'), the environment (IGGO_ADDR, IGGO_USERNAME, IGGO_PASSWORD,
+IGGO_TOKEN, IGGO_TLS, IGGO_TLS_CA, IGGO_TLS_INSECURE, IGGO_TLS_SERVER_NAME),
+then the flags (--addr, --username, --password, --token, --tls, --tls-ca,
+--tls-insecure, --tls-server-name). A token replaces a lower layer's username
+and password and vice versa.
+
+Exit codes: 0 success; 1 error (including every error the server answers,
+named in the message, e.g. StreamIdNotFound); 2 usage (unknown command or
+flag, bad argument); 3 connection (unreachable server, TLS, lost connection,
+timeout); 4 login refused; 130 interrupted.`
+
+// newRoot builds the command tree. Adding a command is one line in the
+// AddCommand list.
+func newRoot(env Env) (*cobra.Command, *app) {
+	a := &app{env: env, output: outputTable, timeout: DefaultTimeout}
 	root := &cobra.Command{
-		Use:           "iggo",
-		Short:         "Iggo: an Apache Iggy compatible message-streaming server, SDK and CLI",
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:                        "iggo",
+		Short:                      "Iggo: an Apache Iggy compatible message-streaming server, SDK and CLI",
+		Long:                       rootLong,
+		SilenceUsage:               true,
+		SilenceErrors:              true,
+		Args:                       cobra.ArbitraryArgs,
+		SuggestionsMinimumDistance: 2,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				hint := ""
+				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+					hint = "; did you mean " + strconv.Quote(s[0]) + "?"
+				}
+				return usagef("unknown command %q%s (see 'iggo --help')", args[0], hint)
+			}
+			return cmd.Help()
+		},
 	}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	root.AddCommand(newServerCmd(env))
-	return root
+	root.SetIn(env.stdin())
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usagef("%v (see '%s --help')", err, cmd.CommandPath())
+	})
+	root.AddCommand(
+		newServerCmd(env),
+		a.pingCmd(),
+		a.meCmd(),
+		a.statsCmd(),
+		a.streamCmd(),
+		a.topicCmd(),
+		a.partitionCmd(),
+		a.segmentCmd(),
+		a.groupCmd(),
+		a.offsetCmd(),
+		a.userCmd(),
+		a.patCmd(),
+		a.clientCmd(),
+		a.optionsCmd(),
+		a.clusterCmd(),
+		a.snapshotCmd(),
+		a.sendCmd(),
+		a.pollCmd(),
+		a.contextCmd(),
+	)
+	return root, a
+}
+
+// app holds the state shared by the client commands: the process
+// environment and the values of the shared flags.
+type app struct {
+	env     Env
+	conn    connFlags
+	output  string
+	timeout time.Duration
 }
 
 type serverFlags struct {
