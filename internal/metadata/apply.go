@@ -282,19 +282,28 @@ func (s *state) createTopic(e *Entry, a actor) result {
 	return res
 }
 
-// managedTopic resolves stream and topic (1009/2010 first, then the
-// manage_topic check).
-func (s *state) managedTopic(sid, tid wire.Identifier, a actor) (*stream, *topic, result) {
+// topicRule is a per-topic permission rule of semantics.md §2.4.
+type topicRule func(p *auth.Permissions, stream, topic uint32) bool
+
+// permittedTopic resolves stream and topic (1009/2010 first: an
+// unresolvable target skips authorization) and then checks rule for a
+// non-root actor (41).
+func (s *state) permittedTopic(sid, tid wire.Identifier, a actor, rule topicRule) (*stream, *topic, result) {
 	st, t := s.resolveTopic(sid, tid)
 	switch {
 	case st == nil:
 		return nil, nil, reject(wire.ErrStreamIDNotFound)
 	case t == nil:
 		return nil, nil, reject(wire.ErrTopicIDNotFound)
-	case !a.root && !canManageTopic(a.perms, st.ID, t.ID):
+	case !a.root && !rule(a.perms, st.ID, t.ID):
 		return nil, nil, reject(wire.ErrUnauthorized)
 	}
 	return st, t, result{}
+}
+
+// managedTopic resolves a topic under the manage_topic rule.
+func (s *state) managedTopic(sid, tid wire.Identifier, a actor) (*stream, *topic, result) {
+	return s.permittedTopic(sid, tid, a, canManageTopic)
 }
 
 func (s *state) updateTopic(e *Entry, a actor) result {
@@ -412,19 +421,10 @@ func (s *state) deleteSegments(e *Entry, a actor) result {
 	return result{effects: []effect{{kind: effDeleteSegments, ref: ref(st, t), partition: req.PartitionID, count: req.SegmentsCount}}}
 }
 
-// groupTopic resolves the topic of a consumer-group command: 1009/2010,
-// then the get_topic rule (semantics.md §2.4, consumer groups).
+// groupTopic resolves the topic of a consumer-group command under the
+// get_topic rule (semantics.md §2.4, consumer groups).
 func (s *state) groupTopic(sid, tid wire.Identifier, a actor) (*stream, *topic, result) {
-	st, t := s.resolveTopic(sid, tid)
-	switch {
-	case st == nil:
-		return nil, nil, reject(wire.ErrStreamIDNotFound)
-	case t == nil:
-		return nil, nil, reject(wire.ErrTopicIDNotFound)
-	case !a.root && !canGetTopic(a.perms, st.ID, t.ID):
-		return nil, nil, reject(wire.ErrUnauthorized)
-	}
-	return st, t, result{}
+	return s.permittedTopic(sid, tid, a, canGetTopic)
 }
 
 func (s *state) createGroup(e *Entry, a actor) result {
