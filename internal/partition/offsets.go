@@ -77,21 +77,11 @@ func (p *Plane) storeOffset(x *dispatch.Exchange) {
 		x.Deny(wire.ErrInvalidCommand.Code)
 		return
 	}
-	t, st, code := p.resolve(x, req.Consumer, req.StreamID, req.TopicID, req.Partition,
-		resolveOpts{action: catalog.ActionPoll, writeCodes: true, groupAccess: catalog.GroupCommit})
-	switch st {
-	case resolvedDeny:
-		x.Deny(code)
-		return
-	case resolvedResync, resolvedNothing:
-		x.Deny(wire.ErrResourceNotFound.Code)
+	t, ok := p.writeTarget(x, req.Consumer, req.StreamID, req.TopicID, req.Partition)
+	if !ok {
 		return
 	}
 	part := t.part
-	if part.log == nil {
-		x.Deny(wire.ErrCannotAppendMessage.Code)
-		return
-	}
 	p.offsetWrite(x, part, req.Ack, func() uint32 {
 		first, next := part.log.Bounds()
 		if first == next || req.Offset >= next {
@@ -110,6 +100,27 @@ func (p *Plane) storeOffset(x *dispatch.Exchange) {
 	})
 }
 
+// writeTarget resolves the partition a STORE/DELETE consumer offset
+// writes to, answering the request itself when it cannot: the resolver's
+// denial, 20 ResourceNotFound for a group member without that partition,
+// or CannotAppendMessage for a stopped partition.
+func (p *Plane) writeTarget(x *dispatch.Exchange, c wire.Consumer, stream, topic wire.Identifier, opt wire.OptPartition) (target, bool) {
+	t, st, code := p.resolve(x, c, stream, topic, opt,
+		resolveOpts{action: catalog.ActionPoll, writeCodes: true, groupAccess: catalog.GroupCommit})
+	switch {
+	case st == resolvedDeny:
+		x.Deny(code)
+		return target{}, false
+	case st == resolvedResync || st == resolvedNothing:
+		x.Deny(wire.ErrResourceNotFound.Code)
+		return target{}, false
+	case t.part.log == nil:
+		x.Deny(wire.ErrCannotAppendMessage.Code)
+		return target{}, false
+	}
+	return t, true
+}
+
 // deleteOffset serves DELETE_CONSUMER_OFFSET (operation 162,
 // result-framed): 3021 ConsumerOffsetNotFound when nothing is stored.
 func (p *Plane) deleteOffset(x *dispatch.Exchange) {
@@ -118,21 +129,11 @@ func (p *Plane) deleteOffset(x *dispatch.Exchange) {
 		x.Deny(wire.ErrInvalidCommand.Code)
 		return
 	}
-	t, st, code := p.resolve(x, req.Consumer, req.StreamID, req.TopicID, req.Partition,
-		resolveOpts{action: catalog.ActionPoll, writeCodes: true, groupAccess: catalog.GroupCommit})
-	switch st {
-	case resolvedDeny:
-		x.Deny(code)
-		return
-	case resolvedResync, resolvedNothing:
-		x.Deny(wire.ErrResourceNotFound.Code)
+	t, ok := p.writeTarget(x, req.Consumer, req.StreamID, req.TopicID, req.Partition)
+	if !ok {
 		return
 	}
 	part := t.part
-	if part.log == nil {
-		x.Deny(wire.ErrCannotAppendMessage.Code)
-		return
-	}
 	p.offsetWrite(x, part, req.Ack, func() uint32 {
 		ok, err := part.log.Offsets().Delete(t.kind, t.id)
 		switch {
