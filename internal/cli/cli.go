@@ -46,6 +46,7 @@ func NewRoot(env Env) *cobra.Command {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.AddCommand(newServerCmd(env))
+	root.AddCommand(newBenchCmd(env))
 	return root
 }
 
