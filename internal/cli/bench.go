@@ -39,7 +39,17 @@ A loopback TCP baseline of the same machine is measured first (--baseline, 0 ski
 The summary goes to standard output; with --output-dir the result (NAME.json) and a chart
 (NAME.html) are written there. Live progress goes to standard error when it is a terminal
 (or with --progress). See bench/README.md for how each published figure was made.`,
-		Args: cobra.NoArgs,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				names := make([]string, len(bench.Scenarios))
+				for i, s := range bench.Scenarios {
+					names[i] = string(s)
+				}
+				return fmt.Errorf("unknown scenario %q; one of: %s", args[0], strings.Join(names, ", "))
+			}
+			return cmd.Help()
+		},
 	}
 	for _, s := range bench.Scenarios {
 		cmd.AddCommand(newBenchScenarioCmd(env, s))
