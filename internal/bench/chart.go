@@ -281,7 +281,7 @@ func baselineChart(b *strings.Builder, r *Result) {
 	for _, x := range bars {
 		hi = max(hi, x.v)
 	}
-	const left, width, rowH = 240.0, 660.0, 26.0
+	const left, width, rowH = 240.0, 600.0, 26.0
 	h := float64(len(bars))*rowH + 10
 	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"%.0f\" viewBox=\"0 0 960 %.0f\">\n", h, h)
 	for i, x := range bars {

@@ -20,7 +20,6 @@ func currentEnv() Env {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		e.Kernel = strings.TrimSpace(string(b))
 	}
-	e.Hostname, _ = os.Hostname()
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		e.Version = bi.Main.Version
 		for _, s := range bi.Settings {

@@ -29,8 +29,9 @@ func (r *Result) Describe() string {
 	if p.EnforceFsync {
 		fsync = "on"
 	}
-	s := fmt.Sprintf("%s: %s, %d streams × %d partitions, batches of %d × %d-byte messages, %s, enforce_fsync %s",
-		r.Scenario, strings.Join(actors, " and "), p.Streams, p.Partitions, p.MessagesPerBatch, p.MessageSize, amount, fsync)
+	s := fmt.Sprintf("%s: %s, %s × %s, batches of %d × %d-byte messages, %s, enforce_fsync %s",
+		r.Scenario, strings.Join(actors, " and "), plural(p.Streams, "stream"), plural(p.Partitions, "partition"),
+		p.MessagesPerBatch, p.MessageSize, amount, fsync)
 	if p.WarmupSeconds > 0 {
 		s += fmt.Sprintf(", warmup %gs", p.WarmupSeconds)
 	}
@@ -98,6 +99,14 @@ func WriteReport(w io.Writer, r *Result) error {
 	return err
 }
 
+// plural is "1 stream", "2 streams".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func tlsNote(on bool) string {
 	if on {
 		return "+tls"
@@ -110,4 +119,28 @@ func orUnknown(s string) string {
 		return "model unknown"
 	}
 	return s
+}
+
+// WriteComparison writes one row per result and kind of actor: the
+// figures to compare runs (MB/s, msg/s, batch latency p50/p99/p99.9) with
+// the loopback baseline and the load of the machine at the time.
+func WriteComparison(w io.Writer, results []*Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "name\tscenario\tfsync\tactors\tMB/s\tmsg/s\tp50 ms\tp99 ms\tp99.9 ms\tbaseline MB/s\tload\tcheck\t")
+	for _, r := range results {
+		base := "-"
+		if r.Baseline != nil {
+			base = fmt.Sprintf("%.0f", r.Baseline.MBps)
+		}
+		check := "ok"
+		if !r.Check.OK {
+			check = "MISMATCH"
+		}
+		for _, g := range r.Groups {
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%d %ss\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%s\t%.1f\t%s\t\n",
+				r.Name, r.Scenario, r.Params.EnforceFsync, g.Actors, g.Kind, g.MBps, g.MsgsPerS,
+				g.Latency.P50, g.Latency.P99, g.Latency.P999, base, max(r.Env.LoadBefore, r.Env.LoadAfter), check)
+		}
+	}
+	return tw.Flush()
 }

@@ -74,7 +74,6 @@ type Env struct {
 	GOMAXPROCS int    `json:"gomaxprocs"`
 	CPUModel   string `json:"cpu_model,omitempty"`
 	Kernel     string `json:"kernel,omitempty"`
-	Hostname   string `json:"hostname,omitempty"`
 	// LoadBefore and LoadAfter are the 1-minute load averages around the
 	// run (Linux), a hint that other processes competed for the CPUs.
 	LoadBefore float64 `json:"load_before,omitempty"`

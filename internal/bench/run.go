@@ -150,6 +150,13 @@ func (r *runner) setup(ctx context.Context) error {
 			return fmt.Errorf("create topic in %s: %w", name, err)
 		}
 		st.topic = wire.NumericID(td.ID)
+		if cfg.EnforceFsync {
+			// A figure labelled fsync must be one: refuse a server that
+			// did not keep the option.
+			if o, ok := td.Options.Get(wire.TopicOptEnforceFsync); !ok || len(o.Value) != 1 || o.Value[0] != 1 {
+				return fmt.Errorf("topic in %s: the server did not keep enforce_fsync", name)
+			}
+		}
 		if groups {
 			gd, err := r.admin.CreateConsumerGroup(ctx, st.stream, st.topic, groupName)
 			if err != nil {

@@ -54,7 +54,27 @@ The summary goes to standard output; with --output-dir the result (NAME.json) an
 	for _, s := range bench.Scenarios {
 		cmd.AddCommand(newBenchScenarioCmd(env, s))
 	}
+	cmd.AddCommand(newBenchCompareCmd(env))
 	return cmd
+}
+
+func newBenchCompareCmd(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "compare RESULT.json...",
+		Short: "Print the figures of result files side by side",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			var rs []*bench.Result
+			for _, path := range args {
+				r, err := bench.ReadResult(path)
+				if err != nil {
+					return err
+				}
+				rs = append(rs, r)
+			}
+			return bench.WriteComparison(env.Stdout, rs)
+		},
+	}
 }
 
 var scenarioHelp = map[bench.Scenario]string{

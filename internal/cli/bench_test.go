@@ -88,4 +88,14 @@ func TestBenchRunsEmbedded(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "cli.html")); err != nil {
 		t.Fatal(err)
 	}
+	stdout = syncBuffer{}
+	if code := Execute(t.Context(), Env{Args: []string{"bench", "compare", filepath.Join(dir, "cli.json")}, Stdout: &stdout, Stderr: &stderr}); code != 0 {
+		t.Fatalf("compare: exit %d; stderr:\n%s", code, stderr.String())
+	}
+	if out := stdout.String(); !strings.Contains(out, "cli  end-to-end-producing-consumer  false  1 producing-consumers") || !strings.Contains(out, "ok") {
+		t.Fatalf("compare output:\n%s", out)
+	}
+	if code := Execute(t.Context(), Env{Args: []string{"bench", "compare", filepath.Join(dir, "none.json")}, Stdout: io.Discard, Stderr: &stderr}); code == 0 {
+		t.Fatal("compare of a missing file succeeded")
+	}
 }
