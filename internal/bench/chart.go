@@ -5,6 +5,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -110,19 +111,26 @@ func niceTicks(hi float64, n int) []tick {
 			break
 		}
 	}
+	// Enough decimals to tell the ticks apart (2.5 × 10^k needs one more).
+	decimals := max(0, 1-int(math.Floor(math.Log10(step))))
 	var ts []tick
-	for v := 0.0; v <= hi*1.0001+step; v += step {
-		ts = append(ts, tick{v, trimFloat(v)})
-		if v >= hi {
+	for i := 0; ; i++ {
+		v := float64(i) * step
+		ts = append(ts, tick{v, trimFloat(v, decimals)})
+		if v >= hi*0.9999 {
 			break
 		}
 	}
 	return ts
 }
 
-func trimFloat(v float64) string {
-	s := fmt.Sprintf("%.3f", v)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+// trimFloat formats v with at most decimals digits after the point,
+// without trailing zeros.
+func trimFloat(v float64, decimals int) string {
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
 	return s
 }
 
@@ -183,7 +191,6 @@ func throughputChart(b *strings.Builder, r *Result) {
 		add(fmt.Sprintf("all %ss", g.Kind), g.Series, 2.5)
 	}
 	p := newPlot()
-	p.xmax, p.ymax = 1e-9, 0
 	for _, l := range lines {
 		for _, pt := range l.pts {
 			p.xmax, p.ymax = max(p.xmax, pt[0]), max(p.ymax, pt[1])
@@ -250,7 +257,7 @@ func latencyChart(b *strings.Builder, r *Result) {
 	for i := 0; float64(i) <= p.xmax; i++ {
 		label := "0%"
 		if i > 0 {
-			label = trimFloat(100*(1-math.Pow(10, -float64(i)))) + "%"
+			label = trimFloat(100*(1-math.Pow(10, -float64(i))), i) + "%"
 		}
 		xt = append(xt, tick{float64(i), label})
 	}

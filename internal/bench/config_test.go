@@ -198,3 +198,28 @@ func TestHTMLWithoutMeasurements(t *testing.T) {
 		t.Fatalf("%d charts", n)
 	}
 }
+
+func TestNiceTicks(t *testing.T) {
+	for _, tc := range []struct {
+		hi   float64
+		want []string
+	}{
+		{0, []string{"0", "0.2", "0.4", "0.6", "0.8", "1"}},
+		{1000, []string{"0", "200", "400", "600", "800", "1000"}},
+		{1.71, []string{"0", "0.5", "1", "1.5", "2"}},
+		{0.004, []string{"0", "0.001", "0.002", "0.003", "0.004"}},
+		{0.0012, []string{"0", "0.00025", "0.0005", "0.00075", "0.001", "0.00125"}},
+	} {
+		var got []string
+		ts := niceTicks(tc.hi, 5)
+		for _, x := range ts {
+			got = append(got, x.label)
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("niceTicks(%g) (-want +got):\n%s", tc.hi, d)
+		}
+		if last := ts[len(ts)-1].at; last < tc.hi {
+			t.Errorf("niceTicks(%g) ends at %g", tc.hi, last)
+		}
+	}
+}

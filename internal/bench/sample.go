@@ -35,20 +35,28 @@ func startSampler(actors []*actor, from time.Time, interval time.Duration) *samp
 	}
 	go func() {
 		defer close(sm.done)
+		// Nothing is counted before the warmup ends, so tick 0 is zero.
+		zero := func() {
+			sm.s.ticks = append(sm.s.ticks, from)
+			sm.s.msgs = append(sm.s.msgs, make([]uint64, len(actors)))
+			sm.s.bytes = append(sm.s.bytes, make([]uint64, len(actors)))
+		}
 		if d := time.Until(from); d > 0 {
 			t := time.NewTimer(d)
 			select {
 			case <-sm.quit:
+				// The run ended during the warmup (an error), or right
+				// at its end with the timer not yet seen.
 				t.Stop()
-				snap(time.Now())
+				if now := time.Now(); now.After(from) {
+					zero()
+					snap(now)
+				}
 				return
 			case <-t.C:
 			}
 		}
-		// Nothing is counted before the warmup ends, so tick 0 is zero.
-		sm.s.ticks = append(sm.s.ticks, from)
-		sm.s.msgs = append(sm.s.msgs, make([]uint64, len(actors)))
-		sm.s.bytes = append(sm.s.bytes, make([]uint64, len(actors)))
+		zero()
 		tk := time.NewTicker(interval)
 		defer tk.Stop()
 		for {
