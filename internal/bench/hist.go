@@ -208,7 +208,7 @@ func (h *Histogram) UnmarshalJSON(b []byte) error {
 	var n Histogram
 	var total uint64
 	for _, b := range j.Buckets {
-		if b[0] >= histBuckets || b[1] == 0 {
+		if b[0] >= histBuckets || b[1] == 0 || total+b[1] < total {
 			return fmt.Errorf("%w: bucket %v", errHistJSON, b)
 		}
 		if n.counts == nil {

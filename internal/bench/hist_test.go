@@ -192,6 +192,7 @@ func TestHistogramJSONRejectsMalformed(t *testing.T) {
 		{"index out of range", `{"sub_bucket_bits":8,"unit":"ns","count":1,"min":1,"max":1,"buckets":[[99999,1]]}`},
 		{"zero count bucket", `{"sub_bucket_bits":8,"unit":"ns","count":0,"buckets":[[3,0]]}`},
 		{"counts disagree", `{"sub_bucket_bits":8,"unit":"ns","count":5,"min":3,"max":3,"buckets":[[3,1]]}`},
+		{"count overflow", `{"sub_bucket_bits":8,"unit":"ns","count":0,"min":5,"max":6,"buckets":[[5,9223372036854775808],[6,9223372036854775808]]}`},
 		{"min over max", `{"sub_bucket_bits":8,"unit":"ns","count":1,"min":9,"max":3,"buckets":[[3,1]]}`},
 		{"not an object", `[1,2]`},
 	} {
@@ -215,4 +216,38 @@ func BenchmarkHistogramRecord(b *testing.B) {
 		h.Record(v)
 		v = (v*7 + 13) & (1<<30 - 1)
 	}
+}
+
+// FuzzHistogramJSON: the stored form never panics the decoder or the
+// readers, and what decodes re-encodes to the same histogram.
+func FuzzHistogramJSON(f *testing.F) {
+	var h Histogram
+	for _, v := range []time.Duration{0, 1, 300, time.Millisecond, time.Hour} {
+		h.Record(v)
+	}
+	seed, _ := json.Marshal(&h)
+	f.Add(seed)
+	f.Add([]byte(`{"sub_bucket_bits":8,"unit":"ns","count":0,"buckets":[]}`))
+	f.Add([]byte(`{"sub_bucket_bits":8,"unit":"ns","count":2,"min":5,"max":5,"buckets":[[5,1],[5,1]]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var h Histogram
+		if err := json.Unmarshal(data, &h); err != nil {
+			return
+		}
+		h.Percentile(50)
+		h.Percentile(100)
+		h.Distribution()
+		h.Mean()
+		again, err := json.Marshal(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Histogram
+		if err := json.Unmarshal(again, &back); err != nil {
+			t.Fatalf("re-encoded form refused: %v\n%s", err, again)
+		}
+		if !histEqual(&h, &back) {
+			t.Fatalf("round trip changed the histogram:\n%s\n%s", data, again)
+		}
+	})
 }
