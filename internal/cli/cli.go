@@ -114,6 +114,7 @@ func newRoot(env Env) (*cobra.Command, *app) {
 	})
 	root.AddCommand(
 		newServerCmd(env),
+		newBenchCmd(env),
 		a.pingCmd(),
 		a.meCmd(),
 		a.statsCmd(),

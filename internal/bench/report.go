@@ -1,0 +1,146 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Describe is the one-line description of the workload.
+func (r *Result) Describe() string {
+	p := r.Params
+	var actors []string
+	if p.Producers > 0 {
+		noun := "producers"
+		if r.Scenario == EndToEndProducingConsumer {
+			noun = "producing consumers"
+		}
+		actors = append(actors, fmt.Sprintf("%d %s", p.Producers, noun))
+	}
+	if p.Consumers > 0 {
+		actors = append(actors, fmt.Sprintf("%d consumers", p.Consumers))
+	}
+	amount := fmt.Sprintf("%d batches each", p.MessageBatches)
+	if p.DurationSeconds > 0 {
+		amount = fmt.Sprintf("%gs", p.DurationSeconds)
+	}
+	fsync := "off"
+	if p.EnforceFsync {
+		fsync = "on"
+	}
+	s := fmt.Sprintf("%s: %s, %s × %s, batches of %d × %d-byte messages, %s, enforce_fsync %s",
+		r.Scenario, strings.Join(actors, " and "), plural(p.Streams, "stream"), plural(p.Partitions, "partition"),
+		p.MessagesPerBatch, p.MessageSize, amount, fsync)
+	if p.WarmupSeconds > 0 {
+		s += fmt.Sprintf(", warmup %gs", p.WarmupSeconds)
+	}
+	if p.RateLimit > 0 {
+		s += fmt.Sprintf(", rate limit %.1f MB/s", float64(p.RateLimit)/MB)
+	}
+	return s
+}
+
+// WriteReport writes the human summary: the workload, the machine, the
+// baseline, one row per actor and per kind, the latency distribution and
+// the accounting check.
+func WriteReport(w io.Writer, r *Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", r.Describe())
+	e := r.Env
+	fmt.Fprintf(&b, "server %s over %s; %d CPUs (%s), GOMAXPROCS %d, %s, 1-min load %.2f before, %.2f after\n",
+		r.Params.Server, r.Params.Transport+tlsNote(r.Params.TLS), e.CPUs, orUnknown(e.CPUModel), e.GOMAXPROCS, e.GoVersion, e.LoadBefore, e.LoadAfter)
+	if bl := r.Baseline; bl != nil {
+		fmt.Fprintf(&b, "loopback TCP baseline (one connection, %d KiB writes, %.1fs): %.1f MB/s\n", bl.BufferSize>>10, bl.Seconds, bl.MBps)
+	}
+	if f := r.Fill; f != nil {
+		fmt.Fprintf(&b, "fill (not measured): %d messages in %.1fs\n", f.Messages, f.Seconds)
+	}
+	b.WriteString("\nthroughput (MB = 10^6 payload bytes) and per-batch latency in ms:\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "actor\tstream\tmessages\tMB/s\tmsg/s\tp50\tp90\tp95\tp99\tp99.9\tmax\tavg batch\t")
+	row := func(name, stream string, msgs uint64, mbps, mps float64, l Summary) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n",
+			name, stream, msgs, mbps, mps, l.P50, l.P90, l.P95, l.P99, l.P999, l.Max, l.Mean)
+	}
+	for _, a := range r.Actors {
+		stream := a.Stream
+		if a.Group != "" {
+			stream += " (group)"
+		}
+		row(fmt.Sprintf("%s %d", a.Kind, a.ID), stream, a.Messages, a.MBps, a.MsgsPerS, a.Latency)
+	}
+	for _, g := range r.Groups {
+		row(fmt.Sprintf("all %ss (%d)", g.Kind, g.Actors), "", g.Messages, g.MBps, g.MsgsPerS, g.Latency)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var aged []Group
+	for _, g := range r.Groups {
+		if g.Age != nil && g.Age.Count > 0 {
+			aged = append(aged, g)
+		}
+	}
+	if len(aged) > 0 {
+		b.WriteString("\nmessage age at receipt (receive time − origin timestamp, µs clock) in ms:\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "actors\tmessages\tp50\tp90\tp99\tp99.9\tmax\tmean\t")
+		for _, g := range aged {
+			a := g.Age
+			fmt.Fprintf(tw, "all %ss\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", g.Kind, a.Count, a.P50, a.P90, a.P99, a.P999, a.Max, a.Mean)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(&b, "\nmeasured %.2fs; check: %s\n", r.Seconds, r.Check)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// plural is "1 stream", "2 streams".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func tlsNote(on bool) string {
+	if on {
+		return "+tls"
+	}
+	return ""
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "model unknown"
+	}
+	return s
+}
+
+// WriteComparison writes one row per result and kind of actor: the
+// figures to compare runs (MB/s, msg/s, batch latency p50/p99/p99.9) with
+// the loopback baseline and the load of the machine at the time.
+func WriteComparison(w io.Writer, results []*Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "name\tscenario\tfsync\tactors\tMB/s\tmsg/s\tp50 ms\tp99 ms\tp99.9 ms\tbaseline MB/s\tload\tcheck\t")
+	for _, r := range results {
+		base := "-"
+		if r.Baseline != nil {
+			base = fmt.Sprintf("%.0f", r.Baseline.MBps)
+		}
+		check := "ok"
+		if !r.Check.OK {
+			check = "MISMATCH"
+		}
+		for _, g := range r.Groups {
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%d %ss\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%s\t%.1f\t%s\t\n",
+				r.Name, r.Scenario, r.Params.EnforceFsync, g.Actors, g.Kind, g.MBps, g.MsgsPerS,
+				g.Latency.P50, g.Latency.P99, g.Latency.P999, base, max(r.Env.LoadBefore, r.Env.LoadAfter), check)
+		}
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/iggo-dev/iggo/internal/bench"
+	"github.com/iggo-dev/iggo/internal/config"
+	"github.com/spf13/cobra"
+)
+
+// benchFlags are the flags of every `iggo bench` scenario, in text form
+// where they take sizes or durations ("1 GB", "10s").
+type benchFlags struct {
+	cfg        bench.Config
+	totalData  string
+	rateLimit  string
+	duration   string
+	warmup     string
+	sampling   string
+	baseline   string
+	progress   bool
+	noProgress bool
+}
+
+func newBenchCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench SCENARIO",
+		Short: "Measure throughput and latency (the scenarios of iggy-bench)",
+		Long: `Measure the throughput and latency of a server, or of an embedded broker started in a
+temporary directory when --addr is not given. Every producer and consumer is its own
+connection sending (or polling) one batch at a time.
+
+A loopback TCP baseline of the same machine is measured first (--baseline, 0 skips it).
+The summary goes to standard output; with --output-dir the result (NAME.json) and a chart
+(NAME.html) are written there. Live progress goes to standard error when it is a terminal
+(or with --progress). See bench/README.md for how each published figure was made.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				names := make([]string, len(bench.Scenarios))
+				for i, s := range bench.Scenarios {
+					names[i] = string(s)
+				}
+				return fmt.Errorf("unknown scenario %q; one of: %s", args[0], strings.Join(names, ", "))
+			}
+			return cmd.Help()
+		},
+	}
+	for _, s := range bench.Scenarios {
+		cmd.AddCommand(newBenchScenarioCmd(env, s))
+	}
+	cmd.AddCommand(newBenchCompareCmd(env))
+	return cmd
+}
+
+func newBenchCompareCmd(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "compare RESULT.json...",
+		Short: "Print the figures of result files side by side",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			var rs []*bench.Result
+			for _, path := range args {
+				r, err := bench.ReadResult(path)
+				if err != nil {
+					return err
+				}
+				rs = append(rs, r)
+			}
+			return bench.WriteComparison(env.Stdout, rs)
+		},
+	}
+}
+
+var scenarioHelp = map[bench.Scenario]string{
+	bench.PinnedProducer:                   "each producer sends to its own stream",
+	bench.PinnedConsumer:                   "each consumer reads its own pre-filled stream",
+	bench.PinnedProducerAndConsumer:        "producer i and consumer i share stream i",
+	bench.BalancedProducer:                 "producers send to shared topics, the server picks partitions",
+	bench.BalancedConsumerGroup:            "consumer groups read pre-filled shared topics",
+	bench.BalancedProducerAndConsumerGroup: "balanced producers and consumer groups at once",
+	bench.EndToEndProducingConsumer:        "each actor sends a batch and reads it back",
+}
+
+func newBenchScenarioCmd(env Env, s bench.Scenario) *cobra.Command {
+	f := &benchFlags{cfg: bench.Config{Scenario: s}}
+	cmd := &cobra.Command{
+		Use:     string(s),
+		Aliases: []string{bench.Aliases[s]},
+		Short:   scenarioHelp[s],
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runBench(cmd, env, f) },
+	}
+	c := &f.cfg
+	fl := cmd.Flags()
+	fl.IntVar(&c.Producers, "producers", 0, fmt.Sprintf("producers (producing consumers for %s) (default %d where the scenario has them)", bench.EndToEndProducingConsumer, bench.DefaultActors))
+	fl.IntVar(&c.Consumers, "consumers", 0, fmt.Sprintf("consumers (default %d where the scenario has them)", bench.DefaultActors))
+	fl.IntVar(&c.Streams, "streams", 0, "streams (default: one per actor when pinned, 1 when balanced)")
+	fl.IntVar(&c.Partitions, "partitions", 0, "partitions per topic (default: 1 when pinned, actors per stream when balanced)")
+	fl.IntVar(&c.MessageSize, "message-size", bench.DefaultMessageSize, "payload bytes per message")
+	fl.IntVar(&c.MessagesPerBatch, "messages-per-batch", bench.DefaultMessagesPerBatch, "messages per batch (and per poll)")
+	fl.Uint64Var(&c.MessageBatches, "message-batches", 0, fmt.Sprintf("measured batches per actor (default %d unless --total-data or --duration)", bench.DefaultMessageBatches))
+	fl.StringVar(&f.totalData, "total-data", "", "payload to send over all actors instead of --message-batches, e.g. \"10 GB\"")
+	fl.StringVar(&f.duration, "duration", "", "measure for this long instead of a count, e.g. \"30s\"")
+	fl.StringVar(&f.rateLimit, "rate-limit", "", "total payload bytes per second over all producers (consumers when none), e.g. \"100 MB\"")
+	fl.StringVar(&f.warmup, "warmup-time", "0", "run this long before measuring, e.g. \"5s\"")
+	fl.BoolVar(&c.EnforceFsync, "enforce-fsync", false, "create the topics with enforce_fsync: each send waits for its fdatasync")
+	fl.StringVar(&f.sampling, "sampling-time", "100ms", "period of the throughput time series")
+	fl.StringVar(&c.Addr, "addr", "", "server address host:port (default: start an embedded broker)")
+	fl.StringVar(&c.DataPath, "data-path", "", "data directory of the embedded broker (default: a temporary directory, removed afterwards)")
+	fl.StringVar(&c.Transport, "transport", "tcp", "transport: tcp")
+	fl.BoolVar(&c.TLS, "tls", false, "use TLS (the embedded broker uses a self-signed certificate)")
+	fl.StringVar(&c.TLSCAFile, "tls-ca-file", "", "PEM file of the CA that signed the server certificate")
+	fl.StringVar(&c.TLSServerName, "tls-server-name", "", "server name to verify (default: the host of --addr)")
+	fl.BoolVar(&c.TLSInsecure, "tls-insecure", false, "do not verify the server certificate")
+	fl.StringVar(&c.Username, "username", bench.DefaultUsername, "user to log in as (the embedded broker's root user)")
+	fl.StringVar(&c.Password, "password", bench.DefaultPassword, "password")
+	fl.StringVar(&f.baseline, "baseline", bench.DefaultBaseline.String(), "measure loopback TCP throughput this long first; 0 skips it")
+	fl.StringVar(&c.OutputDir, "output-dir", "", "write NAME.json and NAME.html here")
+	fl.StringVar(&c.Name, "name", "", "name of the result files (default: SCENARIO_fsync|nofsync_TIME)")
+	fl.StringVar(&c.StreamPrefix, "stream-prefix", "bench", "streams are PREFIX-1..N; existing ones of these names are deleted first")
+	fl.BoolVar(&f.progress, "progress", false, "show progress even when standard error is not a terminal")
+	fl.BoolVar(&f.noProgress, "no-progress", false, "never show progress")
+	return cmd
+}
+
+// parseBenchFlags turns the text flags into the Config.
+func parseBenchFlags(f *benchFlags) (bench.Config, error) {
+	c := f.cfg
+	var errs []error
+	dur := func(name, s string, dst *time.Duration) {
+		if s == "" {
+			return
+		}
+		d, err := config.ParseDuration(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--%s %q: %w", name, s, err))
+		}
+		*dst = d
+	}
+	size := func(name, s string, dst *uint64) {
+		if s == "" {
+			return
+		}
+		v, err := config.ParseSize(strings.TrimSuffix(strings.TrimSuffix(s, "/s"), "ps"))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--%s %q: %w", name, s, err))
+		}
+		*dst = v
+	}
+	dur("duration", f.duration, &c.Duration)
+	dur("warmup-time", f.warmup, &c.WarmupTime)
+	dur("sampling-time", f.sampling, &c.SamplingTime)
+	dur("baseline", f.baseline, &c.Baseline)
+	size("total-data", f.totalData, &c.TotalData)
+	size("rate-limit", f.rateLimit, &c.RateLimit)
+	return c, errors.Join(errs...)
+}
+
+// isTerminal reports whether w is a character device (a terminal, in
+// practice), without a terminal library.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func runBench(cmd *cobra.Command, env Env, f *benchFlags) error {
+	cfg, err := parseBenchFlags(f)
+	if err != nil {
+		return err
+	}
+	tty := isTerminal(env.Stderr)
+	if !f.noProgress && (tty || f.progress) {
+		cfg.Progress, cfg.ProgressANSI = env.Stderr, tty
+	}
+	cfg.Log = env.Stderr
+	res, err := bench.Run(cmd.Context(), cfg)
+	if err != nil {
+		return err
+	}
+	if err := bench.WriteReport(env.Stdout, res); err != nil {
+		return err
+	}
+	if cfg.OutputDir != "" {
+		fmt.Fprintf(env.Stdout, "wrote %s.json and %s.html in %s\n", res.Name, res.Name, cfg.OutputDir)
+	}
+	if !res.Check.OK {
+		return fmt.Errorf("accounting check failed: %s", res.Check)
+	}
+	return nil
+}
