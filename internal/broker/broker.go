@@ -219,7 +219,9 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 }
 
 // writeRuntimeConfig writes the effective configuration, with the bound
-// address, to {system.path}/{system.runtime.path}/current_config.toml.
+// address, to {system.path}/{system.runtime.path}/current_config.toml. The
+// file is replaced atomically (temporary file, then rename), so a reader
+// such as a tool waiting for the bound address never sees half of it.
 func (b *Broker) writeRuntimeConfig() error {
 	c := b.cfg
 	if b.tcp != nil {
@@ -233,7 +235,12 @@ func (b *Broker) writeRuntimeConfig() error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "current_config.toml"), data, 0o640)
+	final := filepath.Join(dir, "current_config.toml")
+	tmp := final + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o640); err != nil {
+		return err
+	}
+	return os.Rename(tmp, final)
 }
 
 // Addr is the TCP listen address (nil when TCP is disabled).
