@@ -89,7 +89,6 @@ type permFlags struct {
 	global  string
 	streams []string // STREAM=perm,perm
 	topics  []string // STREAM/TOPIC=perm,perm
-	none    bool
 }
 
 // given reports whether any permission flag was given.
