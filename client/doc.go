@@ -71,6 +71,10 @@
 //
 // # Producing and consuming
 //
+// SendMessages encodes its messages into the request on every call;
+// SendBatch sends a batch encoded beforehand (wire.BatchBuilder,
+// wire.AppendBatch) with one copy and no per-message work, for callers
+// that send the same or pre-built batches (benchmarks, replay).
 // Producer batches messages per partition by count, bytes and linger
 // time, resolves partitions client-side (fixed, custom, XXH32(key) %
 // partitions, or balanced), sends in the background within a byte budget

@@ -32,21 +32,32 @@ type sendFrame struct {
 	b       wire.BatchBuilder
 }
 
-// startSend begins a SEND_MESSAGES frame in buf (reused when its
-// capacity is at least capHint bytes beyond the headers, else allocated).
-func startSend(buf []byte, stream, topic wire.Identifier, p wire.Partitioning, capHint int) (*sendFrame, error) {
+// openSend begins a SEND_MESSAGES frame in buf (reused when its capacity
+// is at least batchCap bytes beyond the request header and the metadata
+// section, else allocated): header space and metadata are written, the
+// batch is to be appended by the caller.
+func openSend(buf []byte, stream, topic wire.Identifier, p wire.Partitioning, batchCap int) (*sendFrame, error) {
 	sm := wire.SendMessages{StreamID: stream, TopicID: topic, Partitioning: p}
 	if err := sm.Validate(); err != nil {
 		return nil, err
 	}
-	need := wire.HeaderSize + 4 + sm.MetadataLen() + wire.BatchHeaderSize + capHint
+	need := wire.HeaderSize + 4 + sm.MetadataLen() + batchCap
 	if cap(buf) < need {
 		buf = make([]byte, 0, need)
 	}
 	cl := newCallBuf(wire.CmdSendMessages, buf)
 	cl.frame = sm.AppendTo(cl.frame) // metadata only: Batch is empty
-	s := &sendFrame{cl: cl, countAt: len(cl.frame) - 4}
-	s.b.Reset(cl.frame)
+	return &sendFrame{cl: cl, countAt: len(cl.frame) - 4}, nil
+}
+
+// startSend is openSend with the batch encoded in place by the builder
+// (add, then finish); capHint is the expected size of the frames.
+func startSend(buf []byte, stream, topic wire.Identifier, p wire.Partitioning, capHint int) (*sendFrame, error) {
+	s, err := openSend(buf, stream, topic, p, wire.BatchHeaderSize+capHint)
+	if err != nil {
+		return nil, err
+	}
+	s.b.Reset(s.cl.frame)
 	return s, nil
 }
 
@@ -62,17 +73,24 @@ func (s *sendFrame) add(id wire.Uint128, ts uint64, payload, headers []byte) err
 	return s.b.Add(id, ts, payload, headers)
 }
 
-// finish completes the batch and seals the request.
+// finish completes the batch built with add and seals the request.
 func (s *sendFrame) finish(client wire.Uint128) (*call, error) {
 	n := s.b.Count()
 	frame, err := s.b.Finish()
 	if err != nil {
 		return nil, err
 	}
-	binary.LittleEndian.PutUint32(frame[s.countAt:], uint32(n))
+	return s.seal(frame, uint32(n), client), nil
+}
+
+// seal takes frame (the frame begun by openSend with a batch of count
+// messages appended), writes the metadata messages_count and seals the
+// request.
+func (s *sendFrame) seal(frame []byte, count uint32, client wire.Uint128) *call {
+	binary.LittleEndian.PutUint32(frame[s.countAt:], count)
 	s.cl.frame = frame
 	s.cl.seal(client)
-	return s.cl, nil
+	return s.cl
 }
 
 // SendMessages sends msgs as one batch (SEND_MESSAGES, code 101) and
@@ -107,6 +125,62 @@ func (c *Client) SendMessages(ctx context.Context, stream, topic wire.Identifier
 		return nil, wrapCmd(wire.CmdSendMessages, err)
 	}
 	return c.send(ctx, cl)
+}
+
+// SendBatch sends an already encoded batch (SEND_MESSAGES, code 101):
+// the 256-byte batch header and the 48-byte-header frames of messages.md,
+// as wire.BatchBuilder and wire.AppendBatch produce them. It is
+// SendMessages for callers that build a batch once and send it many times
+// (benchmarks, replay, forwarding): the frame on the wire is byte for byte
+// what SendMessages sends for the same messages, and numbering, transient
+// retries and resends after a reconnect are the same.
+//
+// Client-side, batch is only checked for layout with wire.ParseBatch
+// (header, lengths, frames tiling it exactly, message_count ≥ 1) and must
+// be exactly one batch; a failure is wire.ErrInvalidCommand and nothing is
+// sent. Frame and batch checksums are not verified here — the caller built
+// the batch and the server verifies both at admission, answering
+// wire.ErrInvalidMessageChecksum (4027) or wire.ErrInvalidBatchChecksum
+// (4039) — so the call costs no hashing. The header is sent as given: a
+// producer writes partition_id, base_offset and base_timestamp 0 (the
+// server stamps them) and the batch checksum must match the header as
+// sent. The metadata messages_count is taken from the batch header.
+//
+// Cost: the batch is copied once, into the request frame, which the call
+// owns until it completes (a resend after a reconnect needs it), so batch
+// may be changed or reused as soon as SendBatch returns. Nothing is
+// allocated per message: a call allocates its frame (header, metadata and
+// batch), its bookkeeping and the decoded confirmations.
+//
+// Example, one batch built once and sent repeatedly:
+//
+//	msgs := []wire.Message{
+//		{ID: client.NewMessageID(), OriginTimestamp: uint64(time.Now().UnixMicro()), Payload: []byte("a")},
+//		{ID: client.NewMessageID(), OriginTimestamp: uint64(time.Now().UnixMicro()), Payload: []byte("b")},
+//	}
+//	batch, err := wire.AppendBatch(nil, msgs)
+//	if err != nil { ... }
+//	for range 10 {
+//		conf, err := c.SendBatch(ctx, wire.NamedID("orders"), wire.NamedID("created"), wire.PartitioningByID(0), batch)
+//		if err != nil { ... }
+//		_ = conf[0].BaseOffset // offset of the batch's first message
+//	}
+//
+// Unlike SendMessages, zero ids and timestamps are sent as they are: the
+// batch is not re-encoded.
+func (c *Client) SendBatch(ctx context.Context, stream, topic wire.Identifier, partitioning wire.Partitioning, batch []byte) ([]wire.SendConfirmation, error) {
+	v, rest, err := wire.ParseBatch(batch)
+	if err == nil && len(rest) != 0 {
+		err = wire.ErrInvalidCommand // more than one batch
+	}
+	if err != nil {
+		return nil, wrapCmd(wire.CmdSendMessages, err)
+	}
+	s, err := openSend(nil, stream, topic, partitioning, len(batch))
+	if err != nil {
+		return nil, wrapCmd(wire.CmdSendMessages, err)
+	}
+	return c.send(ctx, s.seal(append(s.cl.frame, batch...), v.MessageCount(), c.id))
 }
 
 // send runs a sealed SEND_MESSAGES call and decodes its confirmations.

@@ -19,6 +19,7 @@ import (
 // with the same client id, request number and body, under the new
 // session.
 func TestReconnectResendsSameRequest(t *testing.T) {
+	batch := mustBatch(t, []wire.Message{{Payload: []byte("once")}})
 	sid, tid := wire.NumericID(1), wire.NumericID(2)
 	for _, tc := range []struct {
 		name string
@@ -27,6 +28,10 @@ func TestReconnectResendsSameRequest(t *testing.T) {
 	}{
 		{"send messages", wire.OpSendMessages, func(ctx context.Context, c *Client) error {
 			_, err := c.SendMessages(ctx, sid, tid, wire.PartitioningByID(1), []wire.Message{{Payload: []byte("once")}})
+			return err
+		}},
+		{"send batch", wire.OpSendMessages, func(ctx context.Context, c *Client) error {
+			_, err := c.SendBatch(ctx, sid, tid, wire.PartitioningByID(1), batch)
 			return err
 		}},
 		{"create stream", wire.OpCreateStream, func(ctx context.Context, c *Client) error {

@@ -162,6 +162,7 @@ func TestRequestEchoMismatch(t *testing.T) {
 // TestTransientRetry: a transient rejection (status or result 57/58) is
 // retried with the identical frame until it succeeds.
 func TestTransientRetry(t *testing.T) {
+	batch := mustBatch(t, []wire.Message{{Payload: []byte("p")}})
 	for _, tc := range []struct {
 		name   string
 		answer func(fc *fakeConn, r fakeReq)
@@ -182,6 +183,14 @@ func TestTransientRetry(t *testing.T) {
 			answer: func(fc *fakeConn, r fakeReq) { fc.reply(r, wire.ErrTransientNotAccepted.Code, nil) },
 			run: func(ctx context.Context, c *Client) error {
 				_, err := c.SendMessages(ctx, wire.NumericID(1), wire.NumericID(1), wire.BalancedPartitioning(), []wire.Message{{Payload: []byte("p")}})
+				return err
+			},
+		},
+		{
+			name:   "status 58 on send batch",
+			answer: func(fc *fakeConn, r fakeReq) { fc.reply(r, wire.ErrTransientNotAccepted.Code, nil) },
+			run: func(ctx context.Context, c *Client) error {
+				_, err := c.SendBatch(ctx, wire.NumericID(1), wire.NumericID(1), wire.BalancedPartitioning(), batch)
 				return err
 			},
 		},

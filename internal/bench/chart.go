@@ -55,7 +55,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 	for _, g := range r.Groups {
 		row("sum", fmt.Sprintf("all %ss (%d)", g.Kind, g.Actors), "", g.Messages, g.MBps, g.MsgsPerS, g.Latency)
 	}
-	b.WriteString("</table>\n<p class=\"meta\">MB = 10<sup>6</sup> payload bytes. Latency is per batch: the time one SendMessages (or one PollMessages that returned messages, or for producing consumers a send and the polls reading it back) took.</p>\n")
+	b.WriteString("</table>\n<p class=\"meta\">MB = 10<sup>6</sup> payload bytes. Latency is per batch: the time one send (or one PollMessages that returned messages, or for producing consumers a send and the polls reading it back) took.</p>\n")
 
 	b.WriteString("<h2>Throughput over time</h2>\n")
 	throughputChart(&b, r)

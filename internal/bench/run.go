@@ -249,10 +249,14 @@ func (r *runner) fill(ctx context.Context) (*Fill, error) {
 				return
 			}
 			defer c.Close()
-			src := newBatchSource(cfg, 1000000+si)
+			src, err := newBatchSource(cfg, 1000000+si)
+			if err != nil {
+				errs[si] = fmt.Errorf("fill %s: %w", st.name, err)
+				return
+			}
 			for b := range batches[si] {
 				p := wire.PartitioningByID(uint32(b % uint64(st.partitions)))
-				if _, err := c.SendMessages(ctx, st.stream, st.topic, p, src.next(time.Now())); err != nil {
+				if _, err := c.SendBatch(ctx, st.stream, st.topic, p, src.next(time.Now())); err != nil {
 					errs[si] = fmt.Errorf("fill %s: %w", st.name, err)
 					return
 				}
