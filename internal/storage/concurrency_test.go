@@ -173,9 +173,12 @@ func TestBackgroundFlush(t *testing.T) {
 				}
 			}
 			if tc.flushes {
+				// The flusher runs as soon as a threshold is crossed, which
+				// may be before the last append: it makes durable at least
+				// the record that crossed it.
 				<-flushed
-				if d := p.durable.Load(); d != uint64(tc.records) {
-					t.Fatalf("durable %d, want %d", d, tc.records)
+				if d := p.durable.Load(); d == 0 || d > uint64(tc.records) {
+					t.Fatalf("durable %d after a threshold flush of %d records", d, tc.records)
 				}
 			} else if p.durable.Load() != 0 {
 				t.Fatal("synced below thresholds")
