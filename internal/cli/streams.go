@@ -466,25 +466,7 @@ func partitionsTable(tw *tabwriter.Writer, ps []wire.PartitionInfo) {
 
 func (a *app) partitionCmd() *cobra.Command {
 	cmd := group("partition", "List, add and remove a topic's partitions", "")
-	list := &cobra.Command{
-		Use:     "list STREAM TOPIC",
-		Aliases: []string{"ls"},
-		Short:   "List a topic's partitions",
-		Args:    exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sid, tid, err := parseTopic(args[0], args[1])
-			if err != nil {
-				return err
-			}
-			return a.withClient(cmd, func(c *client.Client) error {
-				t, err := a.getTopic(cmd, c, sid, tid)
-				if err != nil {
-					return err
-				}
-				return a.print(cmd, partitionViews(t.Partitions), func(tw *tabwriter.Writer) { partitionsTable(tw, t.Partitions) })
-			})
-		},
-	}
+	list := a.partitionListCmd("List a topic's partitions")
 	change := func(use, short, verb string, f func(*client.Client, context.Context, wire.Identifier, wire.Identifier, uint32) error) *cobra.Command {
 		return &cobra.Command{
 			Use:   use,
@@ -548,10 +530,19 @@ func (a *app) segmentCmd() *cobra.Command {
 			})
 		},
 	}
-	list := &cobra.Command{
+	list := a.partitionListCmd("Show the number of segments of each partition")
+	cmd.AddCommand(del, list)
+	setCompletion(cmd, a.completeArgs(argStream, argTopic), "delete", "list")
+	return a.clientCommand(cmd)
+}
+
+// partitionListCmd is `partition list` and `segment list`: the topic's
+// partitions with their counters (segments, offsets, sizes).
+func (a *app) partitionListCmd(short string) *cobra.Command {
+	return &cobra.Command{
 		Use:     "list STREAM TOPIC",
 		Aliases: []string{"ls"},
-		Short:   "Show the number of segments of each partition",
+		Short:   short,
 		Args:    exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sid, tid, err := parseTopic(args[0], args[1])
@@ -567,7 +558,4 @@ func (a *app) segmentCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(del, list)
-	setCompletion(cmd, a.completeArgs(argStream, argTopic), "delete", "list")
-	return a.clientCommand(cmd)
 }
