@@ -1,19 +1,11 @@
 package auth
 
+import "github.com/iggo-dev/iggo/wire"
+
 // GlobalPermissions are the ten server-wide flags, in wire order
-// (encodings.md, "Permissions").
-type GlobalPermissions struct {
-	ManageServers bool
-	ReadServers   bool
-	ManageUsers   bool
-	ReadUsers     bool
-	ManageStreams bool
-	ReadStreams   bool
-	ManageTopics  bool
-	ReadTopics    bool
-	PollMessages  bool
-	SendMessages  bool
-}
+// (encodings.md, "Permissions"): the wire type itself, so a decoded
+// permission set needs no conversion for its global part.
+type GlobalPermissions = wire.GlobalPermissions
 
 // TopicPermissions are the per-topic flags inside a stream entry.
 type TopicPermissions struct {
@@ -43,7 +35,11 @@ type Permissions struct {
 }
 
 // AllGlobal grants every global permission (the root user's set).
-var AllGlobal = GlobalPermissions{true, true, true, true, true, true, true, true, true, true}
+var AllGlobal = GlobalPermissions{
+	ManageServers: true, ReadServers: true, ManageUsers: true, ReadUsers: true,
+	ManageStreams: true, ReadStreams: true, ManageTopics: true, ReadTopics: true,
+	PollMessages: true, SendMessages: true,
+}
 
 // CanReadServers reports the server_info rule (semantics.md §2.4):
 // manage_servers or read_servers, always true for the root user. It guards
