@@ -57,10 +57,5 @@ func (s *Store) CreatePAT(user uint32, name string, expiry uint64) (string, erro
 // WirePermissions converts global flags of the auth model to a wire
 // permission set (no per-stream entries).
 func WirePermissions(g auth.GlobalPermissions) *wire.Permissions {
-	return &wire.Permissions{Global: wire.GlobalPermissions{
-		ManageServers: g.ManageServers, ReadServers: g.ReadServers, ManageUsers: g.ManageUsers,
-		ReadUsers: g.ReadUsers, ManageStreams: g.ManageStreams, ReadStreams: g.ReadStreams,
-		ManageTopics: g.ManageTopics, ReadTopics: g.ReadTopics, PollMessages: g.PollMessages,
-		SendMessages: g.SendMessages,
-	}}
+	return &wire.Permissions{Global: g}
 }

@@ -260,13 +260,7 @@ func authPermissions(p *wire.Permissions) *auth.Permissions {
 	if p == nil {
 		return nil
 	}
-	g := p.Global
-	out := &auth.Permissions{Global: auth.GlobalPermissions{
-		ManageServers: g.ManageServers, ReadServers: g.ReadServers, ManageUsers: g.ManageUsers,
-		ReadUsers: g.ReadUsers, ManageStreams: g.ManageStreams, ReadStreams: g.ReadStreams,
-		ManageTopics: g.ManageTopics, ReadTopics: g.ReadTopics, PollMessages: g.PollMessages,
-		SendMessages: g.SendMessages,
-	}}
+	out := &auth.Permissions{Global: p.Global}
 	if len(p.Streams) > 0 {
 		out.Streams = make(map[uint32]auth.StreamPermissions, len(p.Streams))
 	}
@@ -290,10 +284,7 @@ func authPermissions(p *wire.Permissions) *auth.Permissions {
 
 // rootPermissions is the root user's permission set: every global flag.
 func rootPermissions() *wire.Permissions {
-	return &wire.Permissions{Global: wire.GlobalPermissions{
-		ManageServers: true, ReadServers: true, ManageUsers: true, ReadUsers: true, ManageStreams: true,
-		ReadStreams: true, ManageTopics: true, ReadTopics: true, PollMessages: true, SendMessages: true,
-	}}
+	return &wire.Permissions{Global: auth.AllGlobal}
 }
 
 // counts are the entity totals GET_STATS reports.
