@@ -28,6 +28,11 @@ import (
 //   - a partition directory of an open topic whose partition id the topic
 //     does not have (open, stopped as corrupt, or failed to open).
 //
+// A live topic without partitions is never announced (the metadata plane
+// calls CreatePartitions only for topics that have partitions), so its
+// directory counts as orphaned; it can only hold partitions deleted
+// earlier, and CreatePartitions recreates it when partitions are added.
+//
 // Only names that match the layout exactly (canonical decimal numbers,
 // the literal "topics" and "partitions") are candidates; anything else is
 // logged at warn and left alone. A topic directory whose incarnation is
