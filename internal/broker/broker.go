@@ -167,6 +167,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	b.meta = meta
+	b.sweepOrphans()
 	if o.inGroup == nil {
 		o.inGroup = meta.InGroup
 	}

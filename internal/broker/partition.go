@@ -60,3 +60,25 @@ func (b *Broker) closePartitions() error {
 	}
 	return nil
 }
+
+// sweepOrphans removes partition data left by deletions a crash
+// interrupted (partition.Plane.SweepOrphans). It runs once, right after
+// the metadata store replayed its log, and only when the metadata plane
+// both drives the broker's own partition plane and resolves its topics:
+// with WithData the plane never hears of the live topics, and with
+// WithTopics a test catalog creates partitions after New, so sweeping
+// would remove live data. A failed sweep is logged; start-up continues,
+// since orphans only cost disk space.
+func (b *Broker) sweepOrphans() {
+	if b.opts.data != nil || b.opts.topics != nil {
+		return
+	}
+	removed, err := b.parts.SweepOrphans()
+	if err != nil {
+		b.log.Warn("sweep of orphaned partition data incomplete", "removed", removed, "err", err)
+		return
+	}
+	if removed > 0 {
+		b.log.Info("orphaned partition data removed", "directories", removed)
+	}
+}

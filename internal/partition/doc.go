@@ -14,6 +14,19 @@
 // again under a recycled stream or topic id never sees the files of the
 // deleted one (../shared/design/storage.md §1).
 //
+// # Orphan sweep
+//
+// A deletion removes its directories only after the metadata commit, so a
+// crash in between leaves directories no topic owns (harmless, because a
+// new topic gets a new incarnation, but wasted space). Plane.SweepOrphans
+// removes them; the broker calls it once at start-up, right after the
+// metadata plane replayed its log (so every live topic incarnation and
+// partition has been announced through CreatePartitions) and before
+// serving. It only removes topic directories of unknown incarnations and
+// partition directories of unknown ids, whose names match the layout
+// exactly; anything else is logged and left alone. A partition that failed
+// to open stays live for the sweep.
+//
 // # Requests
 //
 // SEND_MESSAGES (op 160): the metadata is decoded, the topic resolved

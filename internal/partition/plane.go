@@ -79,6 +79,10 @@ type topic struct {
 	// rr is the Balanced round-robin counter (semantics.md §4.1).
 	rr    atomic.Uint32
 	parts map[uint32]*partition // guarded by Plane.mu
+	// unopened holds the ids CreatePartitions could not open (an I/O
+	// error, not corruption): they are live for SweepOrphans, which must
+	// never remove their data. Guarded by Plane.mu.
+	unopened map[uint32]struct{}
 }
 
 // partition is one open (or stopped) partition.
@@ -188,7 +192,7 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 	}
 	tp := p.topics[t.Incarnation]
 	if tp == nil {
-		tp = &topic{ref: t, dir: p.TopicDir(t), parts: map[uint32]*partition{}}
+		tp = &topic{ref: t, dir: p.TopicDir(t), parts: map[uint32]*partition{}, unopened: map[uint32]struct{}{}}
 		p.topics[t.Incarnation] = tp
 	}
 	tp.ref.Settings = t.Settings
@@ -209,8 +213,10 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 				continue
 			}
 			errs = append(errs, fmt.Errorf("open partition %d/%d/%d: %w", t.StreamID, t.TopicID, id, err))
+			tp.unopened[id] = struct{}{}
 			continue
 		}
+		delete(tp.unopened, id)
 		part.log = log
 		tp.parts[id] = part
 	}
@@ -225,6 +231,7 @@ func (p *Plane) DeletePartitions(t catalog.TopicRef, ids []uint32) error {
 	var victims []*partition
 	for _, id := range ids {
 		if tp != nil {
+			delete(tp.unopened, id)
 			if part, ok := tp.parts[id]; ok {
 				victims = append(victims, part)
 				delete(tp.parts, id)
