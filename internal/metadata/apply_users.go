@@ -91,12 +91,9 @@ func (s *state) updateUser(e *Entry, a actor) result {
 	if err := req.Decode(e.Body); err != nil {
 		return decodeErr(err)
 	}
-	if !a.root && !canManageUsers(a.perms) {
-		return reject(wire.ErrUnauthorized)
-	}
-	u := s.user(req.UserID)
+	u, res := s.managedUser(req.UserID, a)
 	if u == nil {
-		return reject(wire.ErrResourceNotFound)
+		return res
 	}
 	if len(req.Options) > 0 {
 		return reject(wire.ErrUnsupportedOptionKey)
@@ -120,17 +117,28 @@ func (s *state) updateUser(e *Entry, a actor) result {
 	return result{}
 }
 
+// managedUser checks the manage_users rule (41) and then resolves the
+// target user (20 ResourceNotFound): the permission is checked before the
+// lookup, so a user without the right learns nothing about who exists.
+func (s *state) managedUser(id wire.Identifier, a actor) (*user, result) {
+	if !a.root && !canManageUsers(a.perms) {
+		return nil, reject(wire.ErrUnauthorized)
+	}
+	u := s.user(id)
+	if u == nil {
+		return nil, reject(wire.ErrResourceNotFound)
+	}
+	return u, result{}
+}
+
 func (s *state) deleteUser(e *Entry, a actor) result {
 	var req wire.DeleteUser
 	if err := req.Decode(e.Body); err != nil {
 		return decodeErr(err)
 	}
-	if !a.root && !canManageUsers(a.perms) {
-		return reject(wire.ErrUnauthorized)
-	}
-	u := s.user(req.UserID)
+	u, res := s.managedUser(req.UserID, a)
 	if u == nil {
-		return reject(wire.ErrResourceNotFound)
+		return res
 	}
 	if u.ID == auth.RootUserID {
 		return reject(wire.ErrCannotDeleteUser)
@@ -148,12 +156,9 @@ func (s *state) updatePermissions(e *Entry, a actor) result {
 	if err := req.Decode(e.Body); err != nil {
 		return decodeErr(err)
 	}
-	if !a.root && !canManageUsers(a.perms) {
-		return reject(wire.ErrUnauthorized)
-	}
-	u := s.user(req.UserID)
+	u, res := s.managedUser(req.UserID, a)
 	if u == nil {
-		return reject(wire.ErrResourceNotFound)
+		return res
 	}
 	if u.ID == auth.RootUserID {
 		return reject(wire.ErrCannotChangePermissions)

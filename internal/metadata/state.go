@@ -173,53 +173,31 @@ func sortedKeys[V any](m map[uint32]V) []uint32 {
 	return out
 }
 
-// stream resolves a stream identifier (exact name match or numeric id).
-func (s *state) stream(id wire.Identifier) *stream {
+// lookup resolves an identifier against an id-keyed map and its name
+// index: an exact (case-sensitive) name match or a numeric id; nil when
+// missing.
+func lookup[T any](id wire.Identifier, byID map[uint32]*T, byName map[string]uint32) *T {
 	if id.Kind == wire.IDString {
-		n, ok := s.streamByName[id.Str]
+		n, ok := byName[id.Str]
 		if !ok {
 			return nil
 		}
-		return s.streams[n]
+		return byID[n]
 	}
-	return s.streams[id.Num]
+	return byID[id.Num]
 }
+
+// stream resolves a stream identifier.
+func (s *state) stream(id wire.Identifier) *stream { return lookup(id, s.streams, s.streamByName) }
 
 // topic resolves a topic identifier within st.
-func (st *stream) topic(id wire.Identifier) *topic {
-	if id.Kind == wire.IDString {
-		n, ok := st.TopicByName[id.Str]
-		if !ok {
-			return nil
-		}
-		return st.Topics[n]
-	}
-	return st.Topics[id.Num]
-}
+func (st *stream) topic(id wire.Identifier) *topic { return lookup(id, st.Topics, st.TopicByName) }
 
 // group resolves a group identifier within t.
-func (t *topic) group(id wire.Identifier) *group {
-	if id.Kind == wire.IDString {
-		n, ok := t.GroupByName[id.Str]
-		if !ok {
-			return nil
-		}
-		return t.Groups[n]
-	}
-	return t.Groups[id.Num]
-}
+func (t *topic) group(id wire.Identifier) *group { return lookup(id, t.Groups, t.GroupByName) }
 
 // user resolves a user identifier.
-func (s *state) user(id wire.Identifier) *user {
-	if id.Kind == wire.IDString {
-		n, ok := s.userByName[id.Str]
-		if !ok {
-			return nil
-		}
-		return s.users[n]
-	}
-	return s.users[id.Num]
-}
+func (s *state) user(id wire.Identifier) *user { return lookup(id, s.users, s.userByName) }
 
 // resolveTopic resolves both identifiers: the stream (nil when missing)
 // and the topic (nil when missing).
