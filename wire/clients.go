@@ -201,11 +201,11 @@ type GetClient struct {
 // AppendTo appends the body.
 func (g *GetClient) AppendTo(dst []byte) []byte { return appendU32(dst, g.ClientID) }
 
-// Decode decodes the body, rejecting trailing bytes.
+// Decode decodes the client id and ignores trailing bytes.
 func (g *GetClient) Decode(src []byte) error {
 	r := newReader(src)
 	g.ClientID = r.u32()
-	return r.finish()
+	return r.done()
 }
 
 // validClientAddress reports whether s fits the address field.

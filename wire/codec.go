@@ -115,7 +115,9 @@ func (r *reader) str(n int) string {
 func (r *reader) rest() []byte { return r.take(r.remaining()) }
 
 // finish returns the first error, or ErrInvalidCommand when unread bytes
-// remain: decoders reject trailing bytes.
+// remain. Reply decoders, whole-value decoders (Identifier, Consumer,
+// Permissions, ...) and the inner length-delimited parts of a request
+// (SEND_MESSAGES metadata) use it: they reject trailing bytes.
 func (r *reader) finish() error {
 	if r.err != nil {
 		return r.err
@@ -125,6 +127,14 @@ func (r *reader) finish() error {
 	}
 	return nil
 }
+
+// done returns the first error and ignores unread bytes. Request body
+// decoders use it: the reference server decodes the fields it knows from
+// the start of a request body and never looks at what follows them, so
+// trailing bytes after the last field are accepted (style.md, "Wire
+// codec"). Bodies whose last field runs to the end (an options block) or
+// whose layout is length-checked (SEND_MESSAGES) stay exact.
+func (r *reader) done() error { return r.err }
 
 func appendU8(dst []byte, v uint8) []byte { return append(dst, v) }
 

@@ -10,14 +10,14 @@ type DescribeOptions struct {
 // AppendTo appends the body.
 func (d *DescribeOptions) AppendTo(dst []byte) []byte { return append(dst, byte(d.Scope)) }
 
-// Decode decodes a whole body.
+// Decode decodes the scope byte and ignores trailing bytes.
 func (d *DescribeOptions) Decode(src []byte) error {
 	r := newReader(src)
 	d.Scope = OptionScope(r.u8())
 	if r.err == nil && !d.Scope.Valid() {
 		return ErrInvalidCommand
 	}
-	return r.finish()
+	return r.done()
 }
 
 // Limits of the DESCRIBE_OPTIONS reply.

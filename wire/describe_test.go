@@ -31,7 +31,6 @@ func TestDescribeOptionsDecodeErrors(t *testing.T) {
 		{"scope 0", &DescribeOptions{}, []byte{0}},
 		{"scope 4", &DescribeOptions{}, []byte{4}},
 		{"scope missing", &DescribeOptions{}, nil},
-		{"scope trailing", &DescribeOptions{}, []byte{1, 1}},
 		{"reply no count", &OptionDescriptions{}, nil},
 		{"reply count too high", &OptionDescriptions{}, cat(appendU32(nil, 2), enc[4:])},
 		{"reply huge count", &OptionDescriptions{}, cat(appendU32(nil, 0xffffffff), enc[4:])},

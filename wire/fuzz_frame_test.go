@@ -115,15 +115,17 @@ func FuzzLoginRegister(f *testing.F) {
 			var pat LoginRegisterWithPAT
 			_ = pat.DecodeCredentials(rest)
 		}
+		// Both shapes ignore bytes after the context: the re-encoding is
+		// the consumed prefix of b.
 		var pw LoginRegister
 		if pw.Decode(b) == nil {
-			if !bytes.Equal(pw.AppendTo(nil), b) {
+			if !bytes.HasPrefix(b, pw.AppendTo(nil)) {
 				t.Fatalf("password login re-encode differs")
 			}
 		}
 		var pat LoginRegisterWithPAT
 		if pat.Decode(b) == nil {
-			if !bytes.Equal(pat.AppendTo(nil), b) {
+			if !bytes.HasPrefix(b, pat.AppendTo(nil)) {
 				t.Fatalf("PAT login re-encode differs")
 			}
 		}

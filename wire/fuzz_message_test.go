@@ -9,7 +9,9 @@ import (
 
 // fuzzBody decodes data into a fresh value and, when it decodes, checks
 // that encoding it and decoding again gives an equal value and the same
-// bytes. It returns the decoded value and whether data decoded.
+// bytes; for a request body that ignores trailing bytes, the consumed
+// prefix of data (as long as the encoding) must decode to the same value
+// on its own. It returns the decoded value and whether data decoded.
 func fuzzBody[B Body](t *testing.T, data []byte, fresh func() B) (B, bool) {
 	t.Helper()
 	x := fresh()
@@ -17,6 +19,15 @@ func fuzzBody[B Body](t *testing.T, data []byte, fresh func() B) (B, bool) {
 		return x, false
 	}
 	enc := x.AppendTo(nil)
+	if prefixDecoded(x) {
+		p := fresh()
+		if len(enc) > len(data) || p.Decode(data[:len(enc)]) != nil {
+			t.Fatalf("the %d-byte prefix of %x does not decode alone", len(enc), data)
+		}
+		if d := cmpDiff(x, p); d != "" {
+			t.Fatalf("the consumed prefix decodes differently (-whole +prefix):\n%s", d)
+		}
+	}
 	y := fresh()
 	if err := y.Decode(enc); err != nil {
 		t.Fatalf("re-decode of %x: %v", enc, err)

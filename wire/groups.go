@@ -34,7 +34,7 @@ type GetConsumerGroup struct {
 // AppendTo appends the body.
 func (g *GetConsumerGroup) AppendTo(dst []byte) []byte { return (*groupRef)(g).appendTo(dst) }
 
-// Decode decodes a whole body.
+// Decode decodes the identifiers and ignores trailing bytes.
 func (g *GetConsumerGroup) Decode(src []byte) error { return (*groupRef)(g).decode(src) }
 
 // Validate checks the identifiers can be encoded.
@@ -52,7 +52,7 @@ func (g *GetConsumerGroups) AppendTo(dst []byte) []byte {
 	return g.TopicID.AppendTo(g.StreamID.AppendTo(dst))
 }
 
-// Decode decodes a whole body.
+// Decode decodes the identifiers and ignores trailing bytes.
 func (g *GetConsumerGroups) Decode(src []byte) error {
 	return decodeIdentifiers(src, &g.StreamID, &g.TopicID)
 }
@@ -77,13 +77,13 @@ func (c *CreateConsumerGroup) AppendTo(dst []byte) []byte {
 	return appendName(dst, c.Name)
 }
 
-// Decode decodes a whole body.
+// Decode decodes the fields and ignores trailing bytes.
 func (c *CreateConsumerGroup) Decode(src []byte) error {
 	r := newReader(src)
 	c.StreamID = r.identifier()
 	c.TopicID = r.identifier()
 	c.Name = r.name()
-	return r.finish()
+	return r.done()
 }
 
 // Validate checks the identifiers and the name (ErrInvalidConsumerGroupName).
@@ -108,7 +108,7 @@ type DeleteConsumerGroup struct {
 // AppendTo appends the body.
 func (d *DeleteConsumerGroup) AppendTo(dst []byte) []byte { return (*groupRef)(d).appendTo(dst) }
 
-// Decode decodes a whole body.
+// Decode decodes the identifiers and ignores trailing bytes.
 func (d *DeleteConsumerGroup) Decode(src []byte) error { return (*groupRef)(d).decode(src) }
 
 // Validate checks the identifiers can be encoded.
@@ -126,7 +126,7 @@ type JoinConsumerGroup struct {
 // AppendTo appends the body.
 func (j *JoinConsumerGroup) AppendTo(dst []byte) []byte { return (*groupRef)(j).appendTo(dst) }
 
-// Decode decodes a whole body.
+// Decode decodes the identifiers and ignores trailing bytes.
 func (j *JoinConsumerGroup) Decode(src []byte) error { return (*groupRef)(j).decode(src) }
 
 // Validate checks the identifiers can be encoded.
@@ -143,7 +143,7 @@ type LeaveConsumerGroup struct {
 // AppendTo appends the body.
 func (l *LeaveConsumerGroup) AppendTo(dst []byte) []byte { return (*groupRef)(l).appendTo(dst) }
 
-// Decode decodes a whole body.
+// Decode decodes the identifiers and ignores trailing bytes.
 func (l *LeaveConsumerGroup) Decode(src []byte) error { return (*groupRef)(l).decode(src) }
 
 // Validate checks the identifiers can be encoded.
@@ -162,7 +162,7 @@ type SyncConsumerGroup struct {
 // AppendTo appends the body.
 func (s *SyncConsumerGroup) AppendTo(dst []byte) []byte { return (*groupRef)(s).appendTo(dst) }
 
-// Decode decodes a whole body.
+// Decode decodes the identifiers and ignores trailing bytes.
 func (s *SyncConsumerGroup) Decode(src []byte) error { return (*groupRef)(s).decode(src) }
 
 // Validate checks the identifiers can be encoded.

@@ -8,7 +8,10 @@ const (
 )
 
 // Body is implemented by every request and reply body type: an appending
-// encoder and a decoder that rejects trailing bytes.
+// encoder and a decoder. Reply decoders reject trailing bytes; request
+// decoders ignore bytes after their last field where the reference server
+// does (it decodes a prefix) and stay exact where the last field runs to
+// the end of the body or the layout is length-checked (SEND_MESSAGES).
 type Body interface {
 	AppendTo(dst []byte) []byte
 	Decode(src []byte) error
@@ -86,12 +89,13 @@ func (l *LoginRegister) AppendTo(dst []byte) []byte {
 	return appendContext(dst, l.Context)
 }
 
-// Decode decodes a whole body, rejecting trailing bytes.
+// Decode decodes the fields and ignores trailing bytes after the context
+// (commands.md §40: the reference does not check them).
 func (l *LoginRegister) Decode(src []byte) error {
 	r := newReader(src)
 	l.Version.read(&r)
 	l.readCredentials(&r)
-	return r.finish()
+	return r.done()
 }
 
 // DecodeCredentials decodes the part after the version prefix as the
@@ -125,12 +129,12 @@ func (l *LoginRegisterWithPAT) AppendTo(dst []byte) []byte {
 	return appendContext(dst, l.Context)
 }
 
-// Decode decodes a whole body, rejecting trailing bytes.
+// Decode decodes the fields and ignores trailing bytes after the context.
 func (l *LoginRegisterWithPAT) Decode(src []byte) error {
 	r := newReader(src)
 	l.Version.read(&r)
 	l.readCredentials(&r)
-	return r.finish()
+	return r.done()
 }
 
 // DecodeCredentials decodes the part after the version prefix as the PAT
@@ -189,7 +193,10 @@ func appendShortString(dst []byte, s string) []byte {
 
 // Empty is the body of requests and replies that carry nothing (PING,
 // GET_STREAMS, LOGOUT, most metadata success payloads). It decodes only
-// from an empty slice.
+// from an empty slice: that is the reply rule the SDK checks. A server
+// does not decode an empty request body with it; it ignores whatever
+// bytes such a request carries, as the reference does (a prefix of no
+// fields).
 type Empty struct{}
 
 // AppendTo appends nothing.

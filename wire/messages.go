@@ -204,12 +204,12 @@ func (f *FlushUnsavedBuffer) AppendTo(dst []byte) []byte {
 	return appendBool(dst, f.Fsync)
 }
 
-// Decode decodes a whole body, rejecting trailing bytes.
+// Decode decodes the fields and ignores trailing bytes.
 func (f *FlushUnsavedBuffer) Decode(src []byte) error {
 	r := newReader(src)
 	f.StreamID = r.identifier()
 	f.TopicID = r.identifier()
 	f.PartitionID = r.u32()
 	f.Fsync = r.u8() != 0
-	return r.finish()
+	return r.done()
 }

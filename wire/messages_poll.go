@@ -35,8 +35,8 @@ func (p *PollMessages) AppendTo(dst []byte) []byte {
 	return appendBool(dst, p.AutoCommit)
 }
 
-// Decode decodes a whole body, rejecting trailing bytes; any failure is
-// ErrInvalidCommand.
+// Decode decodes the fields and ignores trailing bytes (the reference
+// decodes a prefix); any failure is ErrInvalidCommand.
 func (p *PollMessages) Decode(src []byte) error {
 	r := newReader(src)
 	p.Consumer = r.consumer()
@@ -46,7 +46,7 @@ func (p *PollMessages) Decode(src []byte) error {
 	p.Strategy = r.pollingStrategy()
 	p.Count = r.u32()
 	p.AutoCommit = r.u8() != 0
-	return r.finish()
+	return r.done()
 }
 
 // Poll reply constants (messages.md, "Poll reply"; semantics.md §4.2).

@@ -57,14 +57,14 @@ func (g *GetConsumerOffset) AppendTo(dst []byte) []byte {
 	return appendConsumerTarget(dst, g.Consumer, g.StreamID, g.TopicID, g.Partition)
 }
 
-// Decode decodes a whole body, rejecting trailing bytes.
+// Decode decodes the fields and ignores trailing bytes.
 func (g *GetConsumerOffset) Decode(src []byte) error {
 	r := newReader(src)
 	g.Consumer = r.consumer()
 	g.StreamID = r.identifier()
 	g.TopicID = r.identifier()
 	g.Partition = r.optPartition()
-	return r.finish()
+	return r.done()
 }
 
 // StoreConsumerOffset is the body of STORE_CONSUMER_OFFSET (code 121,
@@ -87,8 +87,8 @@ func (s *StoreConsumerOffset) AppendTo(dst []byte) []byte {
 	return append(dst, byte(s.Ack))
 }
 
-// Decode decodes a whole body; a missing or unknown ack byte is
-// ErrInvalidCommand.
+// Decode decodes the fields and ignores trailing bytes after the ack
+// byte; a missing or unknown ack byte is ErrInvalidCommand.
 func (s *StoreConsumerOffset) Decode(src []byte) error {
 	r := newReader(src)
 	s.Consumer = r.consumer()
@@ -97,7 +97,7 @@ func (s *StoreConsumerOffset) Decode(src []byte) error {
 	s.Partition = r.optPartition()
 	s.Offset = r.u64()
 	s.Ack = r.offsetAck()
-	return r.finish()
+	return r.done()
 }
 
 // DeleteConsumerOffset is the body of DELETE_CONSUMER_OFFSET (code 122,
@@ -117,8 +117,8 @@ func (d *DeleteConsumerOffset) AppendTo(dst []byte) []byte {
 	return append(dst, byte(d.Ack))
 }
 
-// Decode decodes a whole body; a missing or unknown ack byte is
-// ErrInvalidCommand.
+// Decode decodes the fields and ignores trailing bytes after the ack
+// byte; a missing or unknown ack byte is ErrInvalidCommand.
 func (d *DeleteConsumerOffset) Decode(src []byte) error {
 	r := newReader(src)
 	d.Consumer = r.consumer()
@@ -126,7 +126,7 @@ func (d *DeleteConsumerOffset) Decode(src []byte) error {
 	d.TopicID = r.identifier()
 	d.Partition = r.optPartition()
 	d.Ack = r.offsetAck()
-	return r.finish()
+	return r.done()
 }
 
 // ConsumerOffsetSize is the length of a ConsumerOffset reply.

@@ -39,7 +39,16 @@ func runRoundTrips(t *testing.T, cases []roundTripCase) {
 			if re := got.AppendTo(nil); !bytes.Equal(re, enc) {
 				t.Errorf("re-encode:\n got %x\nwant %x", re, enc)
 			}
-			if err := tc.fresh().Decode(append(enc[:len(enc):len(enc)], 0)); err == nil {
+			trailing := tc.fresh()
+			err := trailing.Decode(append(enc[:len(enc):len(enc)], 0))
+			switch {
+			case prefixDecoded(tc.in) && err != nil:
+				t.Errorf("request decode refused a trailing byte: %v", err)
+			case prefixDecoded(tc.in):
+				if d := cmpDiff(tc.in, trailing); d != "" {
+					t.Errorf("trailing byte changed the value (-want +got):\n%s", d)
+				}
+			case err == nil:
 				t.Errorf("decode accepted a trailing byte")
 			}
 			if tc.strict {

@@ -18,7 +18,7 @@ func (c *CreatePartitions) AppendTo(dst []byte) []byte {
 	return appendPartitionsCount(dst, c.StreamID, c.TopicID, c.PartitionsCount)
 }
 
-// Decode decodes a whole body.
+// Decode decodes the fields and ignores trailing bytes.
 func (c *CreatePartitions) Decode(src []byte) error {
 	return decodePartitionsCount(src, &c.StreamID, &c.TopicID, &c.PartitionsCount)
 }
@@ -43,7 +43,7 @@ func (d *DeletePartitions) AppendTo(dst []byte) []byte {
 	return appendPartitionsCount(dst, d.StreamID, d.TopicID, d.PartitionsCount)
 }
 
-// Decode decodes a whole body.
+// Decode decodes the fields and ignores trailing bytes.
 func (d *DeletePartitions) Decode(src []byte) error {
 	return decodePartitionsCount(src, &d.StreamID, &d.TopicID, &d.PartitionsCount)
 }
@@ -67,7 +67,7 @@ func decodePartitionsCount(src []byte, stream, topic *Identifier, n *uint32) err
 	*stream = r.identifier()
 	*topic = r.identifier()
 	*n = r.u32()
-	return r.finish()
+	return r.done()
 }
 
 func validatePartitionsCount(stream, topic Identifier, n uint32) error {
@@ -101,14 +101,14 @@ func (d *DeleteSegments) AppendTo(dst []byte) []byte {
 	return appendU32(dst, d.SegmentsCount)
 }
 
-// Decode decodes a whole body.
+// Decode decodes the fields and ignores trailing bytes.
 func (d *DeleteSegments) Decode(src []byte) error {
 	r := newReader(src)
 	d.StreamID = r.identifier()
 	d.TopicID = r.identifier()
 	d.PartitionID = r.u32()
 	d.SegmentsCount = r.u32()
-	return r.finish()
+	return r.done()
 }
 
 // Validate checks the identifiers can be encoded.

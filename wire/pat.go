@@ -50,12 +50,12 @@ func (c *CreatePersonalAccessToken) AppendTo(dst []byte) []byte {
 	return appendU64(dst, c.Expiry)
 }
 
-// Decode decodes the body, rejecting trailing bytes.
+// Decode decodes the fields and ignores trailing bytes.
 func (c *CreatePersonalAccessToken) Decode(src []byte) error {
 	r := newReader(src)
 	c.Name = r.name()
 	c.Expiry = r.u64()
-	return r.finish()
+	return r.done()
 }
 
 // DeletePersonalAccessToken is the body of DELETE_PERSONAL_ACCESS_TOKEN
@@ -75,11 +75,11 @@ func (d *DeletePersonalAccessToken) Validate() error {
 // AppendTo appends the body.
 func (d *DeletePersonalAccessToken) AppendTo(dst []byte) []byte { return appendName(dst, d.Name) }
 
-// Decode decodes the body, rejecting trailing bytes.
+// Decode decodes the name and ignores trailing bytes.
 func (d *DeletePersonalAccessToken) Decode(src []byte) error {
 	r := newReader(src)
 	d.Name = r.name()
-	return r.finish()
+	return r.done()
 }
 
 // RawToken is the payload of a successful CREATE_PERSONAL_ACCESS_TOKEN:

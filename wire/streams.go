@@ -16,7 +16,8 @@ type GetStream struct {
 // AppendTo appends the body.
 func (g *GetStream) AppendTo(dst []byte) []byte { return g.StreamID.AppendTo(dst) }
 
-// Decode decodes a whole body.
+// Decode decodes the identifier and ignores trailing bytes (a request
+// body: the reference decodes a prefix).
 func (g *GetStream) Decode(src []byte) error { return decodeIdentifiers(src, &g.StreamID) }
 
 // Validate checks the identifier can be encoded (ErrInvalidIdentifier).
@@ -38,7 +39,9 @@ func (c *CreateStream) AppendTo(dst []byte) []byte {
 }
 
 // Decode decodes a whole body; option-block violations are reported as
-// Options.Decode reports them.
+// Options.Decode reports them. The options run to the end of the body,
+// so there are no trailing bytes: bytes after the name that do not form
+// a valid block are a decode error, as in the reference.
 func (c *CreateStream) Decode(src []byte) error {
 	r := newReader(src)
 	c.Name = r.name()
@@ -64,7 +67,7 @@ type DeleteStream struct {
 // AppendTo appends the body.
 func (d *DeleteStream) AppendTo(dst []byte) []byte { return d.StreamID.AppendTo(dst) }
 
-// Decode decodes a whole body.
+// Decode decodes the identifier and ignores trailing bytes.
 func (d *DeleteStream) Decode(src []byte) error { return decodeIdentifiers(src, &d.StreamID) }
 
 // Validate checks the identifier can be encoded.
@@ -85,7 +88,8 @@ func (u *UpdateStream) AppendTo(dst []byte) []byte {
 	return u.Options.AppendTo(dst)
 }
 
-// Decode decodes a whole body.
+// Decode decodes a whole body; the options run to the end (no trailing
+// bytes by definition).
 func (u *UpdateStream) Decode(src []byte) error {
 	r := newReader(src)
 	u.StreamID = r.identifier()
@@ -114,19 +118,21 @@ type PurgeStream struct {
 // AppendTo appends the body.
 func (p *PurgeStream) AppendTo(dst []byte) []byte { return p.StreamID.AppendTo(dst) }
 
-// Decode decodes a whole body.
+// Decode decodes the identifier and ignores trailing bytes.
 func (p *PurgeStream) Decode(src []byte) error { return decodeIdentifiers(src, &p.StreamID) }
 
 // Validate checks the identifier can be encoded.
 func (p *PurgeStream) Validate() error { return p.StreamID.Validate() }
 
-// decodeIdentifiers decodes a body made only of identifiers, in order.
+// decodeIdentifiers decodes a request body made only of identifiers, in
+// order, and ignores any bytes after them (the reference decodes a
+// prefix).
 func decodeIdentifiers(src []byte, ids ...*Identifier) error {
 	r := newReader(src)
 	for _, id := range ids {
 		*id = r.identifier()
 	}
-	return r.finish()
+	return r.done()
 }
 
 // validateIdentifiers validates identifiers in order.

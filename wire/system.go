@@ -366,7 +366,9 @@ func (g *GetSnapshotFile) AppendTo(dst []byte) []byte {
 	return dst
 }
 
-// Decode decodes the body, rejecting trailing bytes and undefined codes.
+// Decode decodes the body, rejecting undefined codes; bytes after the
+// types_count type codes are ignored (a request body: the reference
+// decodes a prefix).
 func (g *GetSnapshotFile) Decode(src []byte) error {
 	r := newReader(src)
 	g.Compression = SnapshotCompression(r.u8())
@@ -384,7 +386,7 @@ func (g *GetSnapshotFile) Decode(src []byte) error {
 			}
 		}
 	}
-	return r.finish()
+	return r.done()
 }
 
 // validSystemString reports whether s fits a [len u32] string of at most

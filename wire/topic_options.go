@@ -117,13 +117,13 @@ var topicCatalog = [...]OptionSpec{
 	{Key: TopicOptMessageExpiry, Kind: OptionKindUint64, Default: u64Bytes(ExpiryNever), Updatable: true,
 		Description: `message retention in microseconds; 0 = server default, u64::MAX = never; a duration string such as "7 days" is accepted`},
 	{Key: TopicOptMessagesRequiredToSave, Kind: OptionKindUint32, Default: u32Bytes(DefaultMessagesRequiredToSave),
-		Description: "number of buffered messages that triggers a save to disk (1..=16777216)"},
+		Description: "number of buffered messages that triggers a save to disk (1..=16777216); 0 = default"},
 	{Key: TopicOptPreallocateSegments, Kind: OptionKindBool, Default: []byte{0},
 		Description: "preallocate segment files; segment_size x partitions_count must not exceed 64 GiB"},
 	{Key: TopicOptSegmentSize, Kind: OptionKindUint64, Default: u64Bytes(DefaultSegmentSize),
-		Description: "segment size in bytes: a multiple of 512 from 1 MiB to 1 GiB"},
+		Description: "segment size in bytes: a multiple of 512 from 1 MiB to 1 GiB; 0 = default"},
 	{Key: TopicOptSizeOfMessagesRequiredToSave, Kind: OptionKindUint64, Default: u64Bytes(DefaultSizeOfMessagesRequiredToSave),
-		Description: "buffered bytes that trigger a save to disk (at most 1 GiB)"},
+		Description: "buffered bytes that trigger a save to disk (at most 1 GiB); 0 = default"},
 }
 
 func u64Bytes(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
@@ -188,7 +188,9 @@ func ValidateOptionKeys(scope OptionScope, o Options) error {
 
 // TopicSettings are the typed values of the topic option catalog.
 // MessageExpiry and MaxTopicSize keep the wire sentinels: 0 = server
-// default, u64::MAX = never / unlimited.
+// default, u64::MAX = never / unlimited. Settings resolved from options
+// never hold 0 for them (an explicit 0 is "not given", see
+// UnsetByZero), but a TopicHeader or an older state may.
 type TopicSettings struct {
 	CompressionAlgorithm         CompressionAlgorithm
 	MessageExpiry                uint64 // microseconds
@@ -294,6 +296,61 @@ func (s *TopicSettings) set(opt Option) error {
 	return ErrUnsupportedOptionKey
 }
 
+// UnsetByZero reports whether opt is a numeric option whose value is zero
+// where the reference treats zero as "not given": the key then resolves
+// as if absent (its default goes to the derived block, the explicit block
+// lacks it; an update leaves the setting unchanged). The value must be of
+// an accepted kind; a String form counts by its parsed value ("0 B").
+// Per key (docs/DESIGN.md, "Reference parity"):
+//
+//   - message_expiry, max_topic_size: zero already meant "server
+//     default" on the wire; it is now not given at all;
+//   - segment_size, size_of_messages_required_to_save: a zero size is
+//     meaningless (seen in the reference for segment_size);
+//   - messages_required_to_save: a zero count is meaningless (a choice:
+//     the reference was not observed for this key, but it shares the
+//     numeric rule);
+//   - enforce_fsync, preallocate_segments: false is a real value, never
+//     unset;
+//   - compression_algorithm: 0 is not a compression code (codes start at
+//     1), so Uint8 0 stays InvalidOptionValue (a choice).
+func UnsetByZero(opt Option) bool {
+	switch opt.Key {
+	case TopicOptMessageExpiry:
+		v, err := u64Value(opt, parseExpiry)
+		return err == nil && v == 0
+	case TopicOptMaxTopicSize, TopicOptSegmentSize, TopicOptSizeOfMessagesRequiredToSave:
+		v, err := u64Value(opt, parseByteSize)
+		return err == nil && v == 0
+	case TopicOptMessagesRequiredToSave:
+		v, err := u32Value(opt)
+		return err == nil && v == 0
+	}
+	return false
+}
+
+// withoutUnset returns o without the options UnsetByZero drops; o itself
+// when none is dropped.
+func withoutUnset(o Options) Options {
+	keep := -1
+	for i, opt := range o {
+		if UnsetByZero(opt) {
+			keep = i
+			break
+		}
+	}
+	if keep < 0 {
+		return o
+	}
+	out := append(Options(nil), o[:keep]...)
+	for _, opt := range o[keep+1:] {
+		if !UnsetByZero(opt) {
+			out = append(out, opt)
+		}
+	}
+	return out
+}
+
 // checkTopicSize enforces "max_topic_size must not be below one segment"
 // (semantics.md §3.4): ErrInvalidTopicSize (1019). The sentinels 0 and
 // u64::MAX are exempt.
@@ -320,6 +377,8 @@ type TopicOptions struct {
 //   - structural rules (Options.Validate);
 //   - a key outside the catalog → ErrUnsupportedOptionKey (4041), checked
 //     for every key before any value;
+//   - a numeric key with an explicit zero (UnsetByZero) counts as absent:
+//     it is derived with its default, not explicit;
 //   - a value of the wrong kind, out of range, or a preallocation of more
 //     than MaxPreallocationBytes (segment_size × partitionsCount) →
 //     ErrInvalidOptionValue (4042);
@@ -330,6 +389,7 @@ func NewTopicOptions(o Options, partitionsCount uint32) (TopicOptions, error) {
 	if err := ValidateOptionKeys(OptionScopeTopic, o); err != nil {
 		return TopicOptions{}, err
 	}
+	o = withoutUnset(o)
 	t := TopicOptions{Settings: DefaultTopicSettings()}
 	for _, opt := range o {
 		if err := t.Settings.set(opt); err != nil {
@@ -369,7 +429,8 @@ func (t *TopicOptions) FillTopic(h *Topic) {
 
 // ValidateTopicUpdate checks an UPDATE_TOPIC options block without the
 // topic at hand: structural rules; a key outside the catalog or a
-// create-only key → ErrUnsupportedOptionKey (4041); a bad value →
+// create-only key → ErrUnsupportedOptionKey (4041), even with a zero
+// value (keys are checked before values); a bad value →
 // ErrInvalidOptionValue (4042). The max_topic_size/segment_size rule (1019)
 // needs the topic: TopicOptions.Update applies it.
 func ValidateTopicUpdate(o Options) error {
@@ -382,7 +443,7 @@ func ValidateTopicUpdate(o Options) error {
 		}
 	}
 	s := DefaultTopicSettings()
-	for _, opt := range o {
+	for _, opt := range withoutUnset(o) {
 		if err := s.set(opt); err != nil {
 			return err
 		}
@@ -392,13 +453,16 @@ func ValidateTopicUpdate(o Options) error {
 
 // Update applies an UPDATE_TOPIC options block with patch semantics: absent
 // keys keep their values, each given key is stored in Explicit with its
-// value bytes as sent and leaves Derived. On any error (those of
-// ValidateTopicUpdate, or ErrInvalidTopicSize when the new max_topic_size
-// is below the segment size) t is unchanged.
+// value bytes as sent and leaves Derived. A key with an explicit zero
+// (UnsetByZero: message_expiry, max_topic_size) counts as not given and
+// keeps its value too. On any error (those of ValidateTopicUpdate, or
+// ErrInvalidTopicSize when the new max_topic_size is below the segment
+// size) t is unchanged.
 func (t *TopicOptions) Update(o Options) error {
 	if err := ValidateTopicUpdate(o); err != nil {
 		return err
 	}
+	o = withoutUnset(o)
 	s := t.Settings
 	for _, opt := range o {
 		if err := s.set(opt); err != nil {

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"sort"
@@ -186,7 +187,9 @@ func TestNewTopicOptionsValues(t *testing.T) {
 		{"compression uint8 two bytes", Options{{Key: TopicOptCompressionAlgorithm, Kind: OptionKindUint8, Value: []byte{2, 0}}}, 1, ErrInvalidOptionValue},
 		// message_expiry
 		{"expiry uint64", Options{u64(TopicOptMessageExpiry, 3600000000)}, 1, nil},
-		{"expiry zero is server default", Options{u64(TopicOptMessageExpiry, 0)}, 1, nil},
+		{"expiry zero is not given", Options{u64(TopicOptMessageExpiry, 0)}, 1, nil},
+		{"expiry zero string", Options{StringOption(TopicOptMessageExpiry, "0s")}, 1, nil},
+		{"expiry zero wrong kind", Options{Uint32Option(TopicOptMessageExpiry, 0)}, 1, ErrInvalidOptionValue},
 		{"expiry humantime", Options{StringOption(TopicOptMessageExpiry, "1h 30m")}, 1, nil},
 		{"expiry none", Options{StringOption(TopicOptMessageExpiry, "none")}, 1, nil},
 		{"expiry bad string", Options{StringOption(TopicOptMessageExpiry, "soon")}, 1, ErrInvalidOptionValue},
@@ -207,7 +210,8 @@ func TestNewTopicOptionsValues(t *testing.T) {
 		{"segment below 1 MiB", Options{u64(TopicOptSegmentSize, 1<<20-512)}, 1, ErrInvalidOptionValue},
 		{"segment above 1 GiB", Options{u64(TopicOptSegmentSize, 1<<30+512)}, 1, ErrInvalidOptionValue},
 		{"segment not multiple of 512", Options{u64(TopicOptSegmentSize, 1<<20+1)}, 1, ErrInvalidOptionValue},
-		{"segment zero", Options{u64(TopicOptSegmentSize, 0)}, 1, ErrInvalidOptionValue},
+		{"segment zero is not given", Options{u64(TopicOptSegmentSize, 0)}, 1, nil},
+		{"segment zero string", Options{StringOption(TopicOptSegmentSize, "0 B")}, 1, nil},
 		{"segment string", Options{StringOption(TopicOptSegmentSize, "128MiB")}, 1, nil},
 		{"segment string too small", Options{StringOption(TopicOptSegmentSize, "1000KB")}, 1, ErrInvalidOptionValue},
 		// enforce_fsync
@@ -219,7 +223,8 @@ func TestNewTopicOptionsValues(t *testing.T) {
 		// messages_required_to_save
 		{"messages 1", Options{Uint32Option(TopicOptMessagesRequiredToSave, 1)}, 1, nil},
 		{"messages max", Options{Uint32Option(TopicOptMessagesRequiredToSave, 16777216)}, 1, nil},
-		{"messages 0", Options{Uint32Option(TopicOptMessagesRequiredToSave, 0)}, 1, ErrInvalidOptionValue},
+		{"messages 0 is not given", Options{Uint32Option(TopicOptMessagesRequiredToSave, 0)}, 1, nil},
+		{"messages 0 wrong kind", Options{u64(TopicOptMessagesRequiredToSave, 0)}, 1, ErrInvalidOptionValue},
 		{"messages over max", Options{Uint32Option(TopicOptMessagesRequiredToSave, 16777217)}, 1, ErrInvalidOptionValue},
 		{"messages string", Options{StringOption(TopicOptMessagesRequiredToSave, "100")}, 1, nil},
 		{"messages string not a number", Options{StringOption(TopicOptMessagesRequiredToSave, "1e3")}, 1, ErrInvalidOptionValue},
@@ -251,7 +256,7 @@ func TestNewTopicOptionsValues(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if len(got.Explicit) != len(tc.in) || len(got.Explicit)+len(got.Derived) != len(topicCatalog) {
+			if len(got.Explicit) != len(withoutUnset(tc.in)) || len(got.Explicit)+len(got.Derived) != len(topicCatalog) {
 				t.Errorf("explicit %d, derived %d", len(got.Explicit), len(got.Derived))
 			}
 			// Explicit values are in the canonical kind and resolve again
@@ -286,6 +291,10 @@ func TestValidateTopicUpdate(t *testing.T) {
 		{"unknown key", Options{StringOption("nope", "x")}, ErrUnsupportedOptionKey},
 		{"bad compression", Options{StringOption(TopicOptCompressionAlgorithm, "lz4")}, ErrInvalidOptionValue},
 		{"bad expiry kind", Options{BoolOption(TopicOptMessageExpiry, true)}, ErrInvalidOptionValue},
+		{"zero expiry and size", Options{Uint64Option(TopicOptMessageExpiry, 0), Uint64Option(TopicOptMaxTopicSize, 0)}, nil},
+		// Keys are checked before values: a create-only key is refused
+		// even with a zero that would count as not given at create.
+		{"create-only segment_size zero", Options{Uint64Option(TopicOptSegmentSize, 0)}, ErrUnsupportedOptionKey},
 		{"structural", Options{StringOption(TopicOptMessageExpiry, "1s"), StringOption(TopicOptMessageExpiry, "2s")}, ErrInvalidCommand},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -507,4 +516,78 @@ func TestTopicOptionsSharingAndFillTopic(t *testing.T) {
 	if _, ok := h.DerivedOptions.Get(TopicOptMessageExpiry); ok || len(h.DerivedOptions) != 6 {
 		t.Errorf("derived = %+v", h.DerivedOptions)
 	}
+}
+
+// TestZeroMeansUnset pins the explicit-zero rule of every catalog key
+// (UnsetByZero): a numeric key given as 0 resolves exactly as if absent on
+// create (default derived, nothing explicit) and leaves the setting
+// unchanged on update; a boolean false and compression code 0 are not
+// "unset".
+func TestZeroMeansUnset(t *testing.T) {
+	def, err := NewTopicOptions(nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		opt   Option
+		unset bool
+		err   error // create result when not unset
+	}{
+		{Uint64Option(TopicOptMessageExpiry, 0), true, nil},
+		{StringOption(TopicOptMessageExpiry, "0 s"), true, nil},
+		{Uint64Option(TopicOptMaxTopicSize, 0), true, nil},
+		{StringOption(TopicOptMaxTopicSize, "0"), true, nil},
+		{Uint64Option(TopicOptSegmentSize, 0), true, nil},
+		{StringOption(TopicOptSegmentSize, "0 MiB"), true, nil},
+		{Uint32Option(TopicOptMessagesRequiredToSave, 0), true, nil},
+		{StringOption(TopicOptMessagesRequiredToSave, "0"), true, nil},
+		{Uint64Option(TopicOptSizeOfMessagesRequiredToSave, 0), true, nil},
+		{BoolOption(TopicOptEnforceFsync, false), false, nil},
+		{BoolOption(TopicOptPreallocateSegments, false), false, nil},
+		{Uint8Option(TopicOptCompressionAlgorithm, 0), false, ErrInvalidOptionValue},
+		{Uint64Option(TopicOptSegmentSize, 1<<20), false, nil},
+		{Uint32Option(TopicOptMessageExpiry, 0), false, ErrInvalidOptionValue},
+	} {
+		t.Run(tc.opt.Key+"/"+string(tc.opt.Value), func(t *testing.T) {
+			if got := UnsetByZero(tc.opt); got != tc.unset {
+				t.Fatalf("UnsetByZero = %v, want %v", got, tc.unset)
+			}
+			got, err := NewTopicOptions(Options{tc.opt}, 1)
+			if !sameErr(err, tc.err) {
+				t.Fatalf("create: %v, want %v", err, tc.err)
+			}
+			if err != nil {
+				return
+			}
+			_, explicit := got.Explicit.Get(tc.opt.Key)
+			if explicit == tc.unset {
+				t.Errorf("explicit block holds the key: %v, want %v", explicit, !tc.unset)
+			}
+			if tc.unset {
+				if d := cmpDiff(def, got); d != "" {
+					t.Errorf("an explicit zero resolves differently from an absent key (-absent +zero):\n%s", d)
+				}
+				d, ok := got.Derived.Get(tc.opt.Key)
+				spec, _ := LookupOption(OptionScopeTopic, tc.opt.Key)
+				if !ok || !bytes.Equal(d.Value, spec.Default) {
+					t.Errorf("derived %s = %x, %v; want the default %x", tc.opt.Key, d.Value, ok, spec.Default)
+				}
+			}
+		})
+	}
+	t.Run("update keeps the value", func(t *testing.T) {
+		base, err := NewTopicOptions(Options{Uint64Option(TopicOptMessageExpiry, 5), Uint64Option(TopicOptMaxTopicSize, 1<<40)}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := base
+		got.Explicit = append(Options(nil), base.Explicit...)
+		got.Derived = append(Options(nil), base.Derived...)
+		if err := got.Update(Options{Uint64Option(TopicOptMessageExpiry, 0), Uint64Option(TopicOptMaxTopicSize, 0)}); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmpDiff(base, got); d != "" {
+			t.Errorf("a zero update changed the topic (-before +after):\n%s", d)
+		}
+	})
 }

@@ -21,7 +21,7 @@ func (g *GetTopic) AppendTo(dst []byte) []byte {
 	return g.TopicID.AppendTo(g.StreamID.AppendTo(dst))
 }
 
-// Decode decodes a whole body.
+// Decode decodes the identifiers and ignores trailing bytes.
 func (g *GetTopic) Decode(src []byte) error {
 	return decodeIdentifiers(src, &g.StreamID, &g.TopicID)
 }
@@ -39,7 +39,7 @@ type GetTopics struct {
 // AppendTo appends the body.
 func (g *GetTopics) AppendTo(dst []byte) []byte { return g.StreamID.AppendTo(dst) }
 
-// Decode decodes a whole body.
+// Decode decodes the identifier and ignores trailing bytes.
 func (g *GetTopics) Decode(src []byte) error { return decodeIdentifiers(src, &g.StreamID) }
 
 // Validate checks the identifier can be encoded.
@@ -66,7 +66,8 @@ func (c *CreateTopic) AppendTo(dst []byte) []byte {
 
 // Decode decodes a whole body. It applies only the wire rules; the
 // partitions bound and the option catalog are Validate's and
-// NewTopicOptions' concern.
+// NewTopicOptions' concern. The options run to the end of the body (no
+// trailing bytes by definition).
 func (c *CreateTopic) Decode(src []byte) error {
 	r := newReader(src)
 	c.StreamID = r.identifier()
@@ -104,7 +105,7 @@ func (d *DeleteTopic) AppendTo(dst []byte) []byte {
 	return d.TopicID.AppendTo(d.StreamID.AppendTo(dst))
 }
 
-// Decode decodes a whole body.
+// Decode decodes the identifiers and ignores trailing bytes.
 func (d *DeleteTopic) Decode(src []byte) error {
 	return decodeIdentifiers(src, &d.StreamID, &d.TopicID)
 }
@@ -131,7 +132,8 @@ func (u *UpdateTopic) AppendTo(dst []byte) []byte {
 	return u.Options.AppendTo(dst)
 }
 
-// Decode decodes a whole body.
+// Decode decodes a whole body; the options run to the end (no trailing
+// bytes by definition).
 func (u *UpdateTopic) Decode(src []byte) error {
 	r := newReader(src)
 	u.StreamID = r.identifier()
@@ -164,7 +166,7 @@ func (p *PurgeTopic) AppendTo(dst []byte) []byte {
 	return p.TopicID.AppendTo(p.StreamID.AppendTo(dst))
 }
 
-// Decode decodes a whole body.
+// Decode decodes the identifiers and ignores trailing bytes.
 func (p *PurgeTopic) Decode(src []byte) error {
 	return decodeIdentifiers(src, &p.StreamID, &p.TopicID)
 }

@@ -197,8 +197,8 @@ func (g *GetUser) Validate() error { return g.UserID.Validate() }
 // AppendTo appends the body.
 func (g *GetUser) AppendTo(dst []byte) []byte { return g.UserID.AppendTo(dst) }
 
-// Decode decodes the body, rejecting trailing bytes.
-func (g *GetUser) Decode(src []byte) error { return g.UserID.Decode(src) }
+// Decode decodes the identifier and ignores trailing bytes.
+func (g *GetUser) Decode(src []byte) error { return decodeIdentifiers(src, &g.UserID) }
 
 // DeleteUser is the body of DELETE_USER (code 34, operation 143):
 // [user_id Identifier].
@@ -212,8 +212,8 @@ func (d *DeleteUser) Validate() error { return d.UserID.Validate() }
 // AppendTo appends the body.
 func (d *DeleteUser) AppendTo(dst []byte) []byte { return d.UserID.AppendTo(dst) }
 
-// Decode decodes the body, rejecting trailing bytes.
-func (d *DeleteUser) Decode(src []byte) error { return d.UserID.Decode(src) }
+// Decode decodes the identifier and ignores trailing bytes.
+func (d *DeleteUser) Decode(src []byte) error { return decodeIdentifiers(src, &d.UserID) }
 
 // CreateUser is the body of CREATE_USER (code 33, operation 141):
 //
@@ -263,7 +263,8 @@ func (c *CreateUser) AppendTo(dst []byte) []byte {
 	return append(dst, c.Options...)
 }
 
-// Decode decodes the body; the options run to the end.
+// Decode decodes the body; the options run to the end (no trailing bytes
+// by definition: anything after the permissions must be a valid block).
 func (c *CreateUser) Decode(src []byte) error {
 	r := newReader(src)
 	c.Username = r.name()
@@ -327,7 +328,8 @@ func (u *UpdateUser) AppendTo(dst []byte) []byte {
 	return append(dst, u.Options...)
 }
 
-// Decode decodes the body; flags other than 0 or 1 are refused.
+// Decode decodes the body; flags other than 0 or 1 are refused. The
+// options run to the end (no trailing bytes by definition).
 func (u *UpdateUser) Decode(src []byte) error {
 	r := newReader(src)
 	u.UserID = r.identifier()
@@ -373,12 +375,14 @@ func (u *UpdatePermissions) AppendTo(dst []byte) []byte {
 	return appendOptPermissions(dst, u.Permissions)
 }
 
-// Decode decodes the body, rejecting trailing bytes.
+// Decode decodes the fields and ignores trailing bytes after them (after
+// the flag when it is 0, after the permissions otherwise). permissions_len
+// must still equal the decoded permission set exactly.
 func (u *UpdatePermissions) Decode(src []byte) error {
 	r := newReader(src)
 	u.UserID = r.identifier()
 	u.Permissions = r.optPermissions()
-	return r.finish()
+	return r.done()
 }
 
 // ChangePassword is the body of CHANGE_PASSWORD (code 37, operation 144):
@@ -409,13 +413,13 @@ func (c *ChangePassword) AppendTo(dst []byte) []byte {
 	return appendShortString(dst, c.NewPassword)
 }
 
-// Decode decodes the body, rejecting trailing bytes.
+// Decode decodes the fields and ignores trailing bytes.
 func (c *ChangePassword) Decode(src []byte) error {
 	r := newReader(src)
 	c.UserID = r.identifier()
 	c.CurrentPassword = r.shortString()
 	c.NewPassword = r.shortString()
-	return r.finish()
+	return r.done()
 }
 
 // appendOptPermissions appends [has_permissions u8] and, when p is set,

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -232,6 +233,12 @@ unless the connection is a member owning the partition (use 'iggo poll
 				var off *wire.ConsumerOffset
 				if err := a.call(cmd, func(ctx context.Context) (err error) {
 					off, err = c.GetConsumerOffset(ctx, consumer, sid, tid, part)
+					if err == nil && off == nil {
+						// The server answers "no offset" for an unknown
+						// stream or topic too (as the reference does);
+						// name what is missing.
+						err = missingTarget(ctx, c, sid, tid)
+					}
 					return err
 				}); err != nil {
 					return wrapf(err, "get offset of %s on %s/%s", describeConsumer(consumer), sid, tid)
@@ -310,4 +317,17 @@ unless the connection is a member owning the partition (use 'iggo poll
 	setCompletion(cmd, a.completeArgs(argStream, argTopic), "get", "store", "delete")
 	cmd.RegisterFlagCompletionFunc("group", a.completeGroupFlag)
 	return a.clientCommand(cmd)
+}
+
+// missingTarget returns StreamIdNotFound or TopicIdNotFound when the stream
+// or the topic does not exist, nil when both do (or the check itself fails:
+// the caller's answer stands then).
+func missingTarget(ctx context.Context, c *client.Client, sid, tid wire.Identifier) error {
+	if _, err := c.GetStream(ctx, sid); errors.Is(err, wire.ErrStreamIDNotFound) {
+		return err
+	}
+	if _, err := c.GetTopic(ctx, sid, tid); errors.Is(err, wire.ErrTopicIDNotFound) {
+		return err
+	}
+	return nil
 }

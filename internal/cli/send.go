@@ -154,7 +154,7 @@ func (a *app) runSend(cmd *cobra.Command, args []string, f *sendFlags) error {
 		if err := a.call(cmd, func(ctx context.Context) (err error) {
 			confs, err = c.SendMessages(ctx, sid, tid, part, batch)
 			if errors.Is(err, wire.ErrResourceNotFound) {
-				err = diagnoseTarget(ctx, c, sid, tid, err)
+				err = diagnoseTarget(ctx, c, sid, tid, part, err)
 			}
 			return err
 		}); err != nil {
@@ -191,14 +191,19 @@ func (a *app) runSend(cmd *cobra.Command, args []string, f *sendFlags) error {
 
 // diagnoseTarget replaces the server's generic ResourceNotFound (20),
 // its answer to a send whose stream, topic or partition does not resolve
-// (semantics.md §4.1), with the precise error when the stream or topic is
-// the one missing.
-func diagnoseTarget(ctx context.Context, c *client.Client, sid, tid wire.Identifier, err error) error {
+// (the reference's rule; docs/DESIGN.md, "Reference parity"), with the
+// precise error: the missing stream, the missing topic, or, for a send to
+// a partition id the topic lacks, PartitionNotFound.
+func diagnoseTarget(ctx context.Context, c *client.Client, sid, tid wire.Identifier, part wire.Partitioning, err error) error {
 	if _, serr := c.GetStream(ctx, sid); errors.Is(serr, wire.ErrStreamIDNotFound) {
 		return serr
 	}
-	if _, terr := c.GetTopic(ctx, sid, tid); errors.Is(terr, wire.ErrTopicIDNotFound) {
+	t, terr := c.GetTopic(ctx, sid, tid)
+	if errors.Is(terr, wire.ErrTopicIDNotFound) {
 		return terr
+	}
+	if terr == nil && part.Kind == wire.PartitionByID && part.PartitionID >= t.PartitionsCount {
+		return fmt.Errorf("%w: topic %s has %d partitions", wire.ErrPartitionNotFound, tid, t.PartitionsCount)
 	}
 	return err
 }

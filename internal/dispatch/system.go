@@ -13,14 +13,10 @@ import (
 const UnauthenticatedUserID = ^uint32(0)
 
 func (d *Dispatcher) registerSystem() {
-	// PING: empty request, empty reply; a body is undecodable (status 3).
-	d.Handle(wire.CmdPing, func(x *Exchange) {
-		if len(x.Body) != 0 {
-			x.Deny(wire.ErrInvalidCommand.Code)
-			return
-		}
-		x.Reply(nil)
-	})
+	// PING: empty request, empty reply. Like every command without
+	// request fields, bytes in the body are ignored (the reference decodes
+	// a prefix of no fields; docs/DESIGN.md, "Reference parity").
+	d.Handle(wire.CmdPing, func(x *Exchange) { x.Reply(nil) })
 	// FLUSH_UNSAVED_BUFFER is always FeatureUnavailable (semantics.md §4.3).
 	d.Handle(wire.CmdFlushUnsavedBuffer, func(x *Exchange) { x.Deny(wire.ErrFeatureUnavailable.Code) })
 	d.Handle(wire.CmdGetMe, d.getMe)
@@ -41,12 +37,9 @@ func (d *Dispatcher) clientDetails(c *session.Conn) wire.ClientDetails {
 }
 
 // getMe answers GET_ME (20): the caller's own connection record; any
-// logged-in user may ask.
+// logged-in user may ask. The request has no fields; body bytes are
+// ignored.
 func (d *Dispatcher) getMe(x *Exchange) {
-	if len(x.Body) != 0 {
-		x.Deny(wire.ErrInvalidCommand.Code)
-		return
-	}
 	cd := d.clientDetails(x.Conn)
 	x.Reply(cd.AppendTo(x.Scratch()))
 }
@@ -81,12 +74,9 @@ func (d *Dispatcher) getClient(x *Exchange) {
 }
 
 // getClients answers GET_CLIENTS (22): every live connection on this node,
-// logged in or not, ordered by client id. Needs server_info.
+// logged in or not, ordered by client id. Needs server_info. The request
+// has no fields; body bytes are ignored.
 func (d *Dispatcher) getClients(x *Exchange) {
-	if len(x.Body) != 0 {
-		x.Deny(wire.ErrInvalidCommand.Code)
-		return
-	}
 	if !x.canReadServers() {
 		x.Deny(wire.ErrUnauthorized.Code)
 		return

@@ -97,11 +97,16 @@ func TestClientCommands(t *testing.T) {
 	ExpectStatus(t, viewer.Call(wire.CmdGetClient, req.AppendTo(nil)), wire.ErrUnauthorized.Code)
 	ExpectStatus(t, anon.Call(wire.CmdGetMe, nil), wire.ErrUnauthenticated.Code)
 
-	// Malformed bodies.
+	// Malformed bodies; bytes after the fields are ignored (the
+	// reference decodes a prefix).
 	ExpectStatus(t, root.Call(wire.CmdGetClient, []byte{1, 2}), wire.ErrInvalidCommand.Code)
-	ExpectStatus(t, root.Call(wire.CmdGetClient, []byte{1, 2, 3, 4, 5}), wire.ErrInvalidCommand.Code)
-	ExpectStatus(t, root.Call(wire.CmdGetMe, []byte{0}), wire.ErrInvalidCommand.Code)
-	ExpectStatus(t, root.Call(wire.CmdGetClients, []byte{0}), wire.ErrInvalidCommand.Code)
+	ExpectStatus(t, root.Call(wire.CmdGetClient, []byte{0x3f, 0x42, 0x0f, 0, 5}), 0)
+	if a, b := ExpectPlain(t, root.Call(wire.CmdGetMe, []byte{0})), ExpectPlain(t, root.Call(wire.CmdGetMe, nil)); cmp.Diff(a, b) != "" {
+		t.Fatalf("GET_ME with a stray byte: %x, without: %x", a, b)
+	}
+	if a, b := ExpectPlain(t, root.Call(wire.CmdGetClients, []byte{0})), ExpectPlain(t, root.Call(wire.CmdGetClients, nil)); cmp.Diff(a, b) != "" {
+		t.Fatalf("GET_CLIENTS with a stray byte: %x, without: %x", a, b)
+	}
 
 	// A closed connection disappears from the list.
 	anon.Conn.Close()

@@ -75,7 +75,7 @@ func TestSendBadInput(t *testing.T) {
 		{"batch shorter than its header", good[:len(good)-len(batch3)+100], wire.ErrInvalidCommand.Code},
 		{"unknown stream", metadata(wire.NumericID(9), topic1, wire.PartitioningByID(0), 3, batch3), wire.ErrResourceNotFound.Code},
 		{"unknown topic", metadata(stream1, wire.NamedID("nope"), wire.PartitioningByID(0), 3, batch3), wire.ErrResourceNotFound.Code},
-		{"unknown partition", metadata(stream1, topic1, wire.PartitioningByID(2), 3, batch3), wire.ErrPartitionNotFound.Code},
+		{"unknown partition", metadata(stream1, topic1, wire.PartitioningByID(2), 3, batch3), wire.ErrResourceNotFound.Code},
 		{"empty message key", func() []byte {
 			b := metadata(stream1, topic1, wire.PartitioningByID(0), 3, batch3)
 			// Turn the 6-byte PartitionId partitioning into kind 3 with

@@ -70,10 +70,9 @@ func describeOptions(x *dispatch.Exchange) {
 // getClusterMetadata answers GET_CLUSTER_METADATA (12) for a single node
 // (semantics.md §7): "single-node", one Leader "iggy-node" at the TCP
 // listen address, other transports' ports 0.
+//
+// The request has no fields: body bytes are ignored.
 func getClusterMetadata(x *dispatch.Exchange, sys System) {
-	if !emptyBody(x) {
-		return
-	}
 	node := wire.ClusterNode{Name: "iggy-node", Role: wire.ClusterLeader, Status: wire.ClusterNodeHealthy}
 	if sys.TCPAddr != nil {
 		if a, ok := sys.TCPAddr().(*net.TCPAddr); ok && a != nil {
@@ -145,11 +144,9 @@ func semver(v string) uint32 {
 	return wire.PackVersion(n[0], n[1], n[2])
 }
 
-// getStats answers GET_STATS (10); needs server_info.
+// getStats answers GET_STATS (10); needs server_info. Body bytes are
+// ignored (no request fields).
 func (s *Store) getStats(x *dispatch.Exchange, d *dispatch.Dispatcher, sys System, p *probe) {
-	if !emptyBody(x) {
-		return
-	}
 	if !s.canReadServersX(x) {
 		x.Deny(wire.ErrUnauthorized.Code)
 		return

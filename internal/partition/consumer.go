@@ -49,9 +49,10 @@ const (
 // resolveOpts select the codes of a command family.
 type resolveOpts struct {
 	action catalog.Action
-	// writeCodes maps stream/topic misses and group failures to 20
-	// (partition-plane writes, semantics.md §5); reads use 1009/2010 and
-	// 5000.
+	// writeCodes maps stream/topic/partition misses and group failures
+	// to 20 ResourceNotFound (partition-plane writes, semantics.md §5 and
+	// the reference's answer for any resolution failure on that path);
+	// reads use 1009/2010/3007 and 5000.
 	writeCodes bool
 	// groupAccess, when set, makes group consumers pass
 	// catalog.Topics.GroupPartition with it (GroupPoll for polls,
@@ -118,12 +119,16 @@ func (p *Plane) resolve(x *dispatch.Exchange, c wire.Consumer, stream, topicID w
 	default:
 		t.kind, t.id = storage.KindConsumer, consumerKey(c.ID)
 	}
+	missing := wire.ErrPartitionNotFound.Code
+	if o.writeCodes {
+		missing = wire.ErrResourceNotFound.Code
+	}
 	if !hasPartition(ids, pid) {
-		return target{}, resolvedDeny, wire.ErrPartitionNotFound.Code
+		return target{}, resolvedDeny, missing
 	}
 	t.part = p.lookup(ref.Incarnation, pid)
 	if t.part == nil {
-		return target{}, resolvedDeny, wire.ErrPartitionNotFound.Code
+		return target{}, resolvedDeny, missing
 	}
 	return t, resolvedOK, 0
 }

@@ -61,10 +61,18 @@
 //
 // Where the specification leaves a choice, this package answers:
 //
-//   - SEND_MESSAGES to an unknown stream or topic: status 20
-//     (ResourceNotFound, as the reference); to an unknown partition, or a
-//     topic without partitions: 3007 (PartitionNotFound, which makes the
-//     Go SDK refresh its partition count; semantics.md §4.1 allows it).
+//   - SEND_MESSAGES, STORE_CONSUMER_OFFSET and DELETE_CONSUMER_OFFSET
+//     naming an unknown stream, topic or partition, or a topic without
+//     partitions: status 20 (ResourceNotFound), as the reference answers
+//     every resolution failure on the partition-write path (semantics.md
+//     §4.1 also allowed 3007; Iggo answers exactly as the reference).
+//   - GET_CONSUMER_OFFSET for an unknown stream, topic or group: status 0
+//     with an empty body ("no offset"), as the reference; an unknown
+//     partition of an existing topic: 3007. POLL_MESSAGES keeps
+//     1009/2010/3007.
+//   - Request bodies are decoded as a prefix: bytes after the last field
+//     of POLL_MESSAGES and the consumer-offset commands are ignored;
+//     SEND_MESSAGES stays exact (metadata_length, batch_length).
 //   - A partition whose data failed recovery (storage.CorruptError) is
 //     stopped: writes to it get 4010 (CannotAppendMessage), polls and
 //     offset reads 4011 (CannotReadMessage). Other partitions are served.

@@ -9,8 +9,17 @@ import (
 )
 
 // getOffset serves GET_CONSUMER_OFFSET (code 120): 20 bytes, or an empty
-// body when nothing is stored or the group is unknown (semantics.md §5).
-// Group offsets may be read by non-members.
+// body (status 0, which SDKs read as "no offset") when nothing is stored
+// or the stream, topic or group is unknown, as the reference answers
+// (semantics.md §5 names only the group; docs/DESIGN.md, "Reference
+// parity", extends it to stream and topic). A missing partition of an
+// existing topic stays PartitionNotFound (3007). Group offsets may be read
+// by non-members.
+//
+// Permission (a choice): poll rights are checked on the resolved topic,
+// so an unknown stream or topic answers empty to any logged-in user, as
+// GET_STREAM and GET_TOPIC answer empty before their permission check; a
+// user without rights on an existing topic gets Unauthorized (41).
 func (p *Plane) getOffset(x *dispatch.Exchange) {
 	var req wire.GetConsumerOffset
 	if err := req.Decode(x.Body); err != nil {
@@ -20,7 +29,8 @@ func (p *Plane) getOffset(x *dispatch.Exchange) {
 	t, st, code := p.resolve(x, req.Consumer, req.StreamID, req.TopicID, req.Partition,
 		resolveOpts{action: catalog.ActionPoll})
 	if st != resolvedOK {
-		if code == wire.ErrConsumerGroupIDNotFound.Code {
+		switch code {
+		case wire.ErrStreamIDNotFound.Code, wire.ErrTopicIDNotFound.Code, wire.ErrConsumerGroupIDNotFound.Code:
 			x.Reply(nil)
 			return
 		}
@@ -102,8 +112,9 @@ func (p *Plane) storeOffset(x *dispatch.Exchange) {
 
 // writeTarget resolves the partition a STORE/DELETE consumer offset
 // writes to, answering the request itself when it cannot: the resolver's
-// denial, 20 ResourceNotFound for a group member without that partition,
-// or CannotAppendMessage for a stopped partition.
+// denial (20 ResourceNotFound for an unknown stream, topic, group or
+// partition, 41 without permission), 20 for a group member without that
+// partition, or CannotAppendMessage for a stopped partition.
 func (p *Plane) writeTarget(x *dispatch.Exchange, c wire.Consumer, stream, topic wire.Identifier, opt wire.OptPartition) (target, bool) {
 	t, st, code := p.resolve(x, c, stream, topic, opt,
 		resolveOpts{action: catalog.ActionPoll, writeCodes: true, groupAccess: catalog.GroupCommit})

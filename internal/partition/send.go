@@ -55,7 +55,12 @@ func (tp *topic) pickPartition(pt wire.Partitioning, ids []uint32) (uint32, bool
 	}
 }
 
-// send serves SEND_MESSAGES (operation 160).
+// send serves SEND_MESSAGES (operation 160). Every failure to resolve the
+// target (unknown stream, topic or partition, a topic without partitions)
+// is ResourceNotFound (20), as the reference answers on the
+// partition-write path (semantics.md §4.1; docs/DESIGN.md, "Reference
+// parity"); SDKs that watch for PartitionNotFound (3007) see 20 from the
+// reference too.
 func (p *Plane) send(x *dispatch.Exchange) {
 	cat := p.catalog()
 	if cat == nil {
@@ -84,17 +89,17 @@ func (p *Plane) send(x *dispatch.Exchange) {
 	}
 	tp := p.lookupTopic(ref.Incarnation)
 	if tp == nil {
-		x.Deny(wire.ErrPartitionNotFound.Code)
+		x.Deny(wire.ErrResourceNotFound.Code)
 		return
 	}
 	pid, ok := tp.pickPartition(req.Partitioning, ids)
 	if !ok {
-		x.Deny(wire.ErrPartitionNotFound.Code)
+		x.Deny(wire.ErrResourceNotFound.Code)
 		return
 	}
 	part := p.lookup(ref.Incarnation, pid)
 	if part == nil {
-		x.Deny(wire.ErrPartitionNotFound.Code)
+		x.Deny(wire.ErrResourceNotFound.Code)
 		return
 	}
 	if part.log == nil {
