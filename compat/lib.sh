@@ -8,8 +8,12 @@
 #   assignments for that server (e.g. IGGY_TCP_TLS_ENABLED=true). The server
 #   is stopped by PID when the calling shell exits.
 # make_cert DIR
-#   Writes DIR/cert.pem and DIR/key.pem: a self-signed ECDSA P-256 certificate
-#   for localhost and 127.0.0.1, which is also its own CA.
+#   Writes DIR/ca.pem, a fresh self-signed ECDSA P-256 CA, and DIR/key.pem +
+#   DIR/cert.pem, a server certificate for localhost and 127.0.0.1 signed by
+#   it; cert.pem holds that certificate followed by ca.pem, so it serves as
+#   the server's chain and as a CA file alike. The server certificate itself
+#   is not a CA: rustls (Rust and Python SDKs) rejects a CA certificate used
+#   as the end entity (CaUsedAsEndEntity).
 
 : "${IGGO_BIN:?IGGO_BIN must name the iggo binary}"
 : "${COMPAT_WORK:=$(mktemp -d)}"
@@ -59,7 +63,16 @@ make_cert() {
   local dir=$1
   mkdir -p "$dir"
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-    -subj "/CN=localhost" -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
-    -addext "basicConstraints=critical,CA:TRUE" \
-    -keyout "$dir/key.pem" -out "$dir/cert.pem" >/dev/null 2>&1
+    -subj "/CN=iggo compat CA" -addext "basicConstraints=critical,CA:TRUE" \
+    -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout "$dir/ca-key.pem" -out "$dir/ca.pem" >/dev/null 2>&1 || return 1
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -subj "/CN=localhost" -keyout "$dir/key.pem" -out "$dir/server.csr" >/dev/null 2>&1 || return 1
+  printf '%s\n' "subjectAltName=DNS:localhost,IP:127.0.0.1" "basicConstraints=critical,CA:FALSE" \
+    "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth" >"$dir/server.ext"
+  openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca-key.pem" \
+    -set_serial "0x$(openssl rand -hex 8)" -days 2 -extfile "$dir/server.ext" \
+    -out "$dir/server.pem" >/dev/null 2>&1 || return 1
+  cat "$dir/server.pem" "$dir/ca.pem" >"$dir/cert.pem"
+  rm -f "$dir/server.csr" "$dir/server.ext" "$dir/server.pem"
 }

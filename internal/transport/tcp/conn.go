@@ -44,9 +44,15 @@ type conn struct {
 	stopFlag   atomic.Bool   // set by Shutdown
 	closeOnce  sync.Once
 
-	hdr  [wire.HeaderSize]byte // reader-owned
-	vec  [][]byte              // writer-owned backing array for bufs
-	bufs net.Buffers           // writer-owned
+	hdr [wire.HeaderSize]byte // reader-owned
+
+	// wmu is held by whoever writes to nc: the writer goroutine, or the
+	// reader sending an answer itself (answer).
+	wmu  sync.Mutex
+	vec  [][]byte    // guarded by wmu: backing array for bufs
+	bufs net.Buffers // guarded by wmu
+	// queued counts the answers handed to the writer and not yet written.
+	queued atomic.Int64
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -74,9 +80,11 @@ func (c *conn) Evict(client wire.Uint128, reason wire.EvictionReason) {
 	e := wire.EvictionHeader{Client: client, Reason: reason}
 	e.Encode(x.Head[:])
 	x.Answered = true
+	c.queued.Add(1)
 	select {
 	case c.out <- item{x: x, close: true}:
 	default:
+		c.queued.Add(-1)
 		putExchange(x)
 		c.close()
 	}
@@ -95,13 +103,43 @@ func (c *conn) run() {
 
 // enqueue hands an answer to the writer; false when the writer is gone.
 func (c *conn) enqueue(it item) bool {
+	c.queued.Add(1)
 	select {
 	case c.out <- it:
 		return true
 	case <-c.writerDone:
+		c.queued.Add(-1)
 		putExchange(it.x)
 		return false
 	}
+}
+
+// answer sends the answer of a served request; false means the
+// connection is done. When no earlier answer waits for the writer and no
+// write is in progress, the reader writes the answer itself, so a client
+// that waits for each reply before its next request costs no hand-off to
+// the writer goroutine (a wake-up, often of another thread) per request.
+// Otherwise the answer is queued behind the others: answers always leave
+// in request order, because the reader writes only while queued is zero
+// under wmu, and the writer decrements queued only after writing.
+func (c *conn) answer(x *dispatch.Exchange) bool {
+	if c.queued.Load() != 0 || !c.wmu.TryLock() {
+		return c.enqueue(item{x: x})
+	}
+	if c.queued.Load() != 0 {
+		c.wmu.Unlock()
+		return c.enqueue(item{x: x})
+	}
+	one := [1]item{{x: x}}
+	err := c.flush(one[:])
+	c.wmu.Unlock()
+	putExchange(x)
+	if err != nil {
+		c.s.log.Debug("closing connection: write failed", "addr", c.sess.Addr, "err", err)
+		c.close()
+		return false
+	}
+	return true
 }
 
 // evictFrame queues an eviction for a framing failure and ends reading.
@@ -126,7 +164,7 @@ func (c *conn) read() {
 		}
 		c.nc.SetDeadline(time.Time{})
 	}
-	for !c.stopFlag.Load() {
+	for first := true; !c.stopFlag.Load(); first = false {
 		// Idle wait: no deadline until the first byte of a frame.
 		n, err := c.nc.Read(c.hdr[:])
 		if err != nil {
@@ -136,9 +174,17 @@ func (c *conn) read() {
 		if n < wire.HeaderSize {
 			c.nc.SetReadDeadline(time.Now().Add(cfg.FrameReadTimeout))
 			deadline = true
-			if _, err := io.ReadFull(c.nc, c.hdr[n:]); err != nil {
+			if first {
+				n, err = c.readFirst(n) // legacy.go
+			} else {
+				_, err = io.ReadFull(c.nc, c.hdr[n:])
+			}
+			if err != nil {
 				return
 			}
+		}
+		if first && c.refuseLegacy(n) {
+			return
 		}
 		if wire.PeekKind(c.hdr[:]) != wire.KindRequest {
 			c.s.log.Debug("closing connection: not a request frame", "addr", c.sess.Addr, "command", uint8(wire.PeekKind(c.hdr[:])))
@@ -181,7 +227,7 @@ func (c *conn) read() {
 			putBody(body)
 			x.Body = nil
 		}
-		if !c.enqueue(item{x: x}) {
+		if !c.answer(x) {
 			return
 		}
 	}
@@ -259,7 +305,10 @@ func (c *conn) write() {
 				break fill
 			}
 		}
+		c.wmu.Lock()
 		err := c.flush(batch[:n])
+		c.queued.Add(-int64(n))
+		c.wmu.Unlock()
 		closeAfter := false
 		for i := range n {
 			closeAfter = closeAfter || batch[i].close

@@ -3,6 +3,7 @@ package tcp
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"math/bits"
 	"net"
 	"sync"
@@ -137,12 +138,20 @@ func FuzzConnInput(f *testing.F) {
 	body := login.AppendTo(nil)
 	h := wire.RequestHeader{Prologue: wire.Prologue{Size: uint32(wire.HeaderSize + len(body))}, Client: wire.Uint128{Lo: 9}, Operation: wire.OpRegister}
 	f.Add(append(h.AppendTo(nil), body...))
+	f.Add(legacyLogin("iggy", "iggy"))
 	s := newTestServer(f)
+	s.log = slog.New(slog.DiscardHandler)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fc := &fakeConn{r: bytes.NewReader(data), out: &bytes.Buffer{}}
 		c := s.track(fc)
 		c.run()
 		out := fc.out.Bytes()
+		if _, legacy := legacyFrame(data[:min(len(data), wire.HeaderSize)], s.cfg.MaxFrameSize); legacy {
+			if !bytes.Equal(out, legacyAnswer()) {
+				t.Fatalf("legacy first frame answered with %x", out)
+			}
+			return
+		}
 		for len(out) > 0 {
 			if len(out) < wire.HeaderSize {
 				t.Fatalf("partial frame written: %d bytes", len(out))

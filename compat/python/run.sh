@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Python compatibility scenario: drives a fresh `iggo server` (plain TCP and
+# TLS) through the official apache-iggy SDK from PyPI, pinned with hashes in
+# requirements.txt. Prints one PASS/FAIL line per step and, last,
+# "python: N passed, N failed". Run it through compat/run python.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+: "${COMPAT_DIR:=$(dirname "$here")}"
+: "${COMPAT_CACHE:=$HOME/.cache/iggo-compat}"
+# shellcheck source=../lib.sh
+source "$COMPAT_DIR/lib.sh"
+
+summary() { echo "python: $1 passed, $2 failed"; }
+setup_failed() { echo "FAIL setup: $1"; summary 0 1; exit 1; }
+
+# The wheel pinned in requirements.txt is the CPython 3.11 one.
+py=$(command -v python3.11 || true)
+[ -n "$py" ] || setup_failed "python3.11 not found"
+
+# One venv per requirements.txt content; a changed pin builds a new one.
+req=$here/requirements.txt
+key=$(sha256sum "$req" | cut -c1-16)
+venvs=$COMPAT_CACHE/python-venv
+venv=$venvs/$key
+if [ -f "$venv/.complete" ] && ! "$venv/bin/python" -c 'import apache_iggy, pytest' 2>/dev/null; then
+  echo "python: cached venv $venv is broken; rebuilding"
+  rm -f "$venv/.complete"
+fi
+if [ ! -f "$venv/.complete" ]; then
+  echo "python: installing $(grep -c '^[a-z]' "$req") pinned packages into $venv"
+  rm -rf "$venvs"
+  mkdir -p "$venvs"
+  "$py" -m venv "$venv" || setup_failed "cannot create the venv"
+  # Only the registry: no local wheel directories from the environment.
+  env -u PIP_FIND_LINKS -u PIP_NO_INDEX PIP_CACHE_DIR="$COMPAT_CACHE/pip" \
+    "$venv/bin/python" -m pip install --quiet --no-input --disable-pip-version-check \
+    --no-deps --require-hashes --only-binary=:all: -r "$req" ||
+    setup_failed "pip install -r requirements.txt"
+  touch "$venv/.complete"
+fi
+
+certs=$COMPAT_WORK/python-certs
+make_cert "$certs/server" || setup_failed "make_cert"
+make_cert "$certs/other" || setup_failed "make_cert"
+start_iggo PLAIN || setup_failed "start plain iggo server"
+start_iggo TLS IGGY_TCP_TLS_ENABLED=true IGGY_TCP_TLS_SELF_SIGNED=false \
+  IGGY_TCP_TLS_CERT_FILE="$certs/server/cert.pem" IGGY_TCP_TLS_KEY_FILE="$certs/server/key.pem" ||
+  setup_failed "start TLS iggo server"
+echo "python: apache-iggy $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("apache-iggy"))')," \
+  "servers $PLAIN (tcp) and $TLS (tls)"
+
+export COMPAT_PY_ADDR=$PLAIN COMPAT_PY_TLS_ADDR=$TLS
+export COMPAT_PY_TLS_CA=$certs/server/ca.pem COMPAT_PY_OTHER_CA=$certs/other/ca.pem
+export COMPAT_PY_RESULT=$COMPAT_WORK/python-result
+export PYTHONDONTWRITEBYTECODE=1  # keep the checkout clean
+rm -f "$COMPAT_PY_RESULT"
+cd "$here"
+rc=0
+timeout -k 10 900 "$venv/bin/python" -m pytest </dev/null || rc=$?
+
+if [ ! -s "$COMPAT_PY_RESULT" ]; then
+  echo "FAIL pytest: exited $rc without a result"
+  summary 0 1
+  exit 1
+fi
+read -r passed failed <"$COMPAT_PY_RESULT"
+if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+for srv in PLAIN TLS; do
+  log=${srv}_LOG
+  if grep -qiE 'panic|fatal' "${!log}"; then
+    echo "FAIL server log ($srv) reports a panic:"; grep -iE -m5 'panic|fatal' "${!log}"
+    failed=$((failed + 1))
+  fi
+done
+summary "$passed" "$failed"
+[ "$failed" -eq 0 ]
