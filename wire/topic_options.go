@@ -44,6 +44,25 @@ const (
 	TopicOptMessagesRequiredToSave       = "messages_required_to_save"
 	TopicOptSizeOfMessagesRequiredToSave = "size_of_messages_required_to_save"
 	TopicOptPreallocateSegments          = "preallocate_segments"
+	// TopicOptDurability and TopicOptConsumerOffsetDurability are the
+	// catalog keys of the published 0.11.0 SDKs (iggy_common 0.11.0), which
+	// send both, as the strings "replicated" or "persisted", on every
+	// CREATE_TOPIC. Iggo keeps enforce_fsync too (the catalog of
+	// encodings.md, sent by older SDKs): durability is another name for it
+	// (persisted = enforce_fsync true); consumer_offset_durability =
+	// persisted makes consumer-offset writes durable before their reply.
+	TopicOptDurability               = "durability"
+	TopicOptConsumerOffsetDurability = "consumer_offset_durability"
+)
+
+// Values of the durability keys.
+const (
+	// DurabilityReplicated acknowledges once the write is committed, without
+	// waiting for stable storage (the default).
+	DurabilityReplicated = "replicated"
+	// DurabilityPersisted acknowledges only once the write is on stable
+	// storage (fdatasync).
+	DurabilityPersisted = "persisted"
 )
 
 // Sentinels and limits of the topic options (encodings.md, "Topic option
@@ -110,14 +129,18 @@ func (s OptionSpec) Describe() OptionDescription {
 var topicCatalog = [...]OptionSpec{
 	{Key: TopicOptCompressionAlgorithm, Kind: OptionKindString, Default: []byte("none"), Updatable: true,
 		Description: `compression setting recorded for the topic: "none" or "gzip" (Uint8 1 or 2 also accepted); stored only`},
+	{Key: TopicOptConsumerOffsetDurability, Kind: OptionKindString, Default: []byte(DurabilityReplicated),
+		Description: `"persisted": consumer-offset writes are fsynced before they are acknowledged; "replicated" (default): they are not`},
+	{Key: TopicOptDurability, Kind: OptionKindString, Default: []byte(DurabilityReplicated),
+		Description: `"persisted": every saved batch is fsynced before it is acknowledged (the same as enforce_fsync = true); "replicated" (default): it is not`},
 	{Key: TopicOptEnforceFsync, Kind: OptionKindBool, Default: []byte{0},
-		Description: "fsync every saved batch before acknowledging it"},
+		Description: "fsync every saved batch before acknowledging it (the same as durability = \"persisted\")"},
 	{Key: TopicOptMaxTopicSize, Kind: OptionKindUint64, Default: u64Bytes(SizeUnlimited), Updatable: true,
 		Description: `largest topic size in bytes before the oldest segments are removed; 0 = server default, u64::MAX = unlimited; a size string such as "1 GiB" is accepted`},
 	{Key: TopicOptMessageExpiry, Kind: OptionKindUint64, Default: u64Bytes(ExpiryNever), Updatable: true,
 		Description: `message retention in microseconds; 0 = server default, u64::MAX = never; a duration string such as "7 days" is accepted`},
 	{Key: TopicOptMessagesRequiredToSave, Kind: OptionKindUint32, Default: u32Bytes(DefaultMessagesRequiredToSave),
-		Description: "number of buffered messages that triggers a save to disk (1..=16777216); 0 = default"},
+		Description: "number of buffered messages that triggers a save to disk (1..=16777216)"},
 	{Key: TopicOptPreallocateSegments, Kind: OptionKindBool, Default: []byte{0},
 		Description: "preallocate segment files; segment_size x partitions_count must not exceed 64 GiB"},
 	{Key: TopicOptSegmentSize, Kind: OptionKindUint64, Default: u64Bytes(DefaultSegmentSize),
@@ -157,7 +180,7 @@ func LookupOption(scope OptionScope, key string) (OptionSpec, bool) {
 }
 
 // DescribeCatalog returns the DESCRIBE_OPTIONS reply for scope: the topic
-// catalog's 8 entries, or an empty list for stream and user.
+// catalog's entries, or an empty list for stream and user.
 func DescribeCatalog(scope OptionScope) OptionDescriptions {
 	cat := OptionCatalog(scope)
 	if len(cat) == 0 {
@@ -192,11 +215,13 @@ func ValidateOptionKeys(scope OptionScope, o Options) error {
 // never hold 0 for them (an explicit 0 is "not given", see
 // UnsetByZero), but a TopicHeader or an older state may.
 type TopicSettings struct {
-	CompressionAlgorithm         CompressionAlgorithm
-	MessageExpiry                uint64 // microseconds
-	MaxTopicSize                 uint64 // bytes
-	SegmentSize                  uint64 // bytes
-	EnforceFsync                 bool
+	CompressionAlgorithm CompressionAlgorithm
+	MessageExpiry        uint64 // microseconds
+	MaxTopicSize         uint64 // bytes
+	SegmentSize          uint64 // bytes
+	EnforceFsync         bool   // also durability = "persisted"
+	// ConsumerOffsetFsync is consumer_offset_durability = "persisted".
+	ConsumerOffsetFsync          bool
 	MessagesRequiredToSave       uint32
 	SizeOfMessagesRequiredToSave uint64 // bytes
 	PreallocateSegments          bool
@@ -227,6 +252,10 @@ func (s *TopicSettings) option(key string) Option {
 		return Uint64Option(key, s.SegmentSize)
 	case TopicOptEnforceFsync:
 		return BoolOption(key, s.EnforceFsync)
+	case TopicOptDurability:
+		return StringOption(key, durabilityName(s.EnforceFsync))
+	case TopicOptConsumerOffsetDurability:
+		return StringOption(key, durabilityName(s.ConsumerOffsetFsync))
 	case TopicOptMessagesRequiredToSave:
 		return Uint32Option(key, s.MessagesRequiredToSave)
 	case TopicOptSizeOfMessagesRequiredToSave:
@@ -274,6 +303,14 @@ func (s *TopicSettings) set(opt Option) error {
 		v, err := boolValue(opt)
 		s.EnforceFsync = v
 		return err
+	case TopicOptDurability:
+		v, err := durabilityValue(opt)
+		s.EnforceFsync = v
+		return err
+	case TopicOptConsumerOffsetDurability:
+		v, err := durabilityValue(opt)
+		s.ConsumerOffsetFsync = v
+		return err
 	case TopicOptMessagesRequiredToSave:
 		v, err := u32Value(opt)
 		if err == nil && (v < 1 || v > MaxMessagesRequiredToSave) {
@@ -307,9 +344,9 @@ func (s *TopicSettings) set(opt Option) error {
 //     default" on the wire; it is now not given at all;
 //   - segment_size, size_of_messages_required_to_save: a zero size is
 //     meaningless (seen in the reference for segment_size);
-//   - messages_required_to_save: a zero count is meaningless (a choice:
-//     the reference was not observed for this key, but it shares the
-//     numeric rule);
+//   - messages_required_to_save is not among them: the published
+//     catalog (iggy_common 0.11.0) refuses 0 with InvalidOptionValue
+//     ("must be non-zero"), and so does Iggo;
 //   - enforce_fsync, preallocate_segments: false is a real value, never
 //     unset;
 //   - compression_algorithm: 0 is not a compression code (codes start at
@@ -321,9 +358,6 @@ func UnsetByZero(opt Option) bool {
 		return err == nil && v == 0
 	case TopicOptMaxTopicSize, TopicOptSegmentSize, TopicOptSizeOfMessagesRequiredToSave:
 		v, err := u64Value(opt, parseByteSize)
-		return err == nil && v == 0
-	case TopicOptMessagesRequiredToSave:
-		v, err := u32Value(opt)
 		return err == nil && v == 0
 	}
 	return false
@@ -379,6 +413,9 @@ type TopicOptions struct {
 //     for every key before any value;
 //   - a numeric key with an explicit zero (UnsetByZero) counts as absent:
 //     it is derived with its default, not explicit;
+//   - enforce_fsync and durability both given with different meanings
+//     (true with "replicated", false with "persisted") →
+//     ErrInvalidOptionValue (4042);
 //   - a value of the wrong kind, out of range, or a preallocation of more
 //     than MaxPreallocationBytes (segment_size × partitionsCount) →
 //     ErrInvalidOptionValue (4042);
@@ -395,6 +432,9 @@ func NewTopicOptions(o Options, partitionsCount uint32) (TopicOptions, error) {
 		if err := t.Settings.set(opt); err != nil {
 			return TopicOptions{}, err
 		}
+	}
+	if err := checkDurabilityAlias(o); err != nil {
+		return TopicOptions{}, err
 	}
 	s := &t.Settings
 	if s.PreallocateSegments {
@@ -786,4 +826,50 @@ func parseByteSize(s string) (uint64, bool) {
 	part, _ := bits.Div64(fhi, flo, scale)
 	total, carry := bits.Add64(total, part, 0)
 	return total, carry == 0
+}
+
+// durabilityName is the durability value for a persisted flag.
+func durabilityName(persisted bool) string {
+	if persisted {
+		return DurabilityPersisted
+	}
+	return DurabilityReplicated
+}
+
+// durabilityValue accepts the String "replicated" or "persisted" in any
+// ASCII case (the published catalog's rule: String kind only) and reports
+// whether it is persisted.
+func durabilityValue(opt Option) (bool, error) {
+	if opt.Kind == OptionKindString {
+		switch s := string(opt.Value); {
+		case equalFoldASCII(s, DurabilityReplicated):
+			return false, nil
+		case equalFoldASCII(s, DurabilityPersisted):
+			return true, nil
+		}
+	}
+	return false, ErrInvalidOptionValue
+}
+
+// checkDurabilityAlias refuses a block (already valid value by value) that
+// gives enforce_fsync and durability with different meanings: they name
+// one setting. A choice: the reference knows only one of the two keys.
+func checkDurabilityAlias(o Options) error {
+	f, okF := o.Get(TopicOptEnforceFsync)
+	d, okD := o.Get(TopicOptDurability)
+	if !okF || !okD {
+		return nil
+	}
+	fv, err := boolValue(f)
+	if err != nil {
+		return err
+	}
+	dv, err := durabilityValue(d)
+	if err != nil {
+		return err
+	}
+	if fv != dv {
+		return ErrInvalidOptionValue
+	}
+	return nil
 }

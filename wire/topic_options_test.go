@@ -17,6 +17,8 @@ func TestTopicCatalog(t *testing.T) {
 		updatable bool
 	}{
 		{TopicOptCompressionAlgorithm, OptionKindString, true},
+		{TopicOptConsumerOffsetDurability, OptionKindString, false},
+		{TopicOptDurability, OptionKindString, false},
 		{TopicOptEnforceFsync, OptionKindBool, false},
 		{TopicOptMaxTopicSize, OptionKindUint64, true},
 		{TopicOptMessageExpiry, OptionKindUint64, true},
@@ -64,7 +66,7 @@ func TestTopicCatalog(t *testing.T) {
 		}
 	}
 	desc := DescribeCatalog(OptionScopeTopic)
-	if len(desc) != len(want) || desc[1].Key != TopicOptEnforceFsync || desc[1].Kind != OptionKindBool || string(desc[1].Default) != "\x00" {
+	if len(desc) != len(want) || desc[3].Key != TopicOptEnforceFsync || desc[3].Kind != OptionKindBool || string(desc[3].Default) != "\x00" || string(desc[2].Default) != DurabilityReplicated {
 		t.Errorf("DescribeCatalog(topic) = %+v", desc)
 	}
 }
@@ -160,6 +162,9 @@ func TestNewTopicOptionsCanonical(t *testing.T) {
 			Uint64Option(TopicOptSizeOfMessagesRequiredToSave, 1024),
 		},
 		Derived: Options{
+			StringOption(TopicOptConsumerOffsetDurability, DurabilityReplicated),
+			// The effective value: enforce_fsync = true is durability persisted.
+			StringOption(TopicOptDurability, DurabilityPersisted),
 			Uint64Option(TopicOptMaxTopicSize, SizeUnlimited),
 			BoolOption(TopicOptPreallocateSegments, false),
 		},
@@ -223,7 +228,16 @@ func TestNewTopicOptionsValues(t *testing.T) {
 		// messages_required_to_save
 		{"messages 1", Options{Uint32Option(TopicOptMessagesRequiredToSave, 1)}, 1, nil},
 		{"messages max", Options{Uint32Option(TopicOptMessagesRequiredToSave, 16777216)}, 1, nil},
-		{"messages 0 is not given", Options{Uint32Option(TopicOptMessagesRequiredToSave, 0)}, 1, nil},
+		{"messages 0", Options{Uint32Option(TopicOptMessagesRequiredToSave, 0)}, 1, ErrInvalidOptionValue},
+		// durability, consumer_offset_durability (the published 0.11.0 keys)
+		{"durability persisted", Options{StringOption(TopicOptDurability, "persisted")}, 1, nil},
+		{"durability any case", Options{StringOption(TopicOptDurability, "Replicated")}, 1, nil},
+		{"durability unknown value", Options{StringOption(TopicOptDurability, "fsync")}, 1, ErrInvalidOptionValue},
+		{"durability as bool", Options{BoolOption(TopicOptDurability, true)}, 1, ErrInvalidOptionValue},
+		{"durability agrees with enforce_fsync", Options{StringOption(TopicOptDurability, "persisted"), BoolOption(TopicOptEnforceFsync, true)}, 1, nil},
+		{"durability contradicts enforce_fsync", Options{StringOption(TopicOptDurability, "replicated"), BoolOption(TopicOptEnforceFsync, true)}, 1, ErrInvalidOptionValue},
+		{"consumer offset durability", Options{StringOption(TopicOptConsumerOffsetDurability, "PERSISTED")}, 1, nil},
+		{"consumer offset durability bad", Options{StringOption(TopicOptConsumerOffsetDurability, "yes")}, 1, ErrInvalidOptionValue},
 		{"messages 0 wrong kind", Options{u64(TopicOptMessagesRequiredToSave, 0)}, 1, ErrInvalidOptionValue},
 		{"messages over max", Options{Uint32Option(TopicOptMessagesRequiredToSave, 16777217)}, 1, ErrInvalidOptionValue},
 		{"messages string", Options{StringOption(TopicOptMessagesRequiredToSave, "100")}, 1, nil},
@@ -513,7 +527,7 @@ func TestTopicOptionsSharingAndFillTopic(t *testing.T) {
 	if d := cmpDiff(want, h); d != "" {
 		t.Errorf("FillTopic (-want +got):\n%s", d)
 	}
-	if _, ok := h.DerivedOptions.Get(TopicOptMessageExpiry); ok || len(h.DerivedOptions) != 6 {
+	if _, ok := h.DerivedOptions.Get(TopicOptMessageExpiry); ok || len(h.DerivedOptions) != len(topicCatalog)-2 {
 		t.Errorf("derived = %+v", h.DerivedOptions)
 	}
 }
@@ -539,8 +553,9 @@ func TestZeroMeansUnset(t *testing.T) {
 		{StringOption(TopicOptMaxTopicSize, "0"), true, nil},
 		{Uint64Option(TopicOptSegmentSize, 0), true, nil},
 		{StringOption(TopicOptSegmentSize, "0 MiB"), true, nil},
-		{Uint32Option(TopicOptMessagesRequiredToSave, 0), true, nil},
-		{StringOption(TopicOptMessagesRequiredToSave, "0"), true, nil},
+		{Uint32Option(TopicOptMessagesRequiredToSave, 0), false, ErrInvalidOptionValue},
+		{StringOption(TopicOptMessagesRequiredToSave, "0"), false, ErrInvalidOptionValue},
+		{StringOption(TopicOptDurability, "replicated"), false, nil},
 		{Uint64Option(TopicOptSizeOfMessagesRequiredToSave, 0), true, nil},
 		{BoolOption(TopicOptEnforceFsync, false), false, nil},
 		{BoolOption(TopicOptPreallocateSegments, false), false, nil},

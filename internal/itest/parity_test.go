@@ -559,7 +559,6 @@ func TestParityTopicOptionZero(t *testing.T) {
 		wire.Uint64Option(wire.TopicOptMessageExpiry, 0),
 		wire.Uint64Option(wire.TopicOptMaxTopicSize, 0),
 		wire.Uint64Option(wire.TopicOptSizeOfMessagesRequiredToSave, 0),
-		wire.Uint32Option(wire.TopicOptMessagesRequiredToSave, 0),
 		wire.StringOption(wire.TopicOptSegmentSize, "0 B"),
 	} {
 		t.Run(fmt.Sprintf("%s %d", opt.Key, opt.Kind), func(t *testing.T) {
@@ -584,6 +583,11 @@ func TestParityTopicOptionZero(t *testing.T) {
 		if o, ok := td.Options.Get(wire.TopicOptEnforceFsync); !ok || !bytes.Equal(o.Value, []byte{0}) {
 			t.Fatalf("explicit enforce_fsync = %x, %v", o.Value, ok)
 		}
+	})
+	t.Run("messages_required_to_save 0", func(t *testing.T) {
+		// The published catalog refuses it: "must be non-zero".
+		f := c.Command(wire.OpCreateTopic, &wire.CreateTopic{StreamID: sid(st), PartitionsCount: 1, Name: "msgs-0", Options: wire.Options{wire.Uint32Option(wire.TopicOptMessagesRequiredToSave, 0)}})
+		ExpectStatus(t, f, wire.ErrInvalidOptionValue.Code)
 	})
 	t.Run("compression code 0", func(t *testing.T) {
 		f := c.Command(wire.OpCreateTopic, &wire.CreateTopic{StreamID: sid(st), PartitionsCount: 1, Name: "comp-0", Options: wire.Options{wire.Uint8Option(wire.TopicOptCompressionAlgorithm, 0)}})

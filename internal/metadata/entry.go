@@ -203,6 +203,9 @@ func (e *Entry) decodePayload(p []byte) error {
 type decoder struct {
 	b   []byte
 	err error
+	// version is the snapshot format version being decoded (0 for
+	// journal records).
+	version uint32
 }
 
 func (d *decoder) take(n int) []byte {

@@ -17,8 +17,11 @@ import (
 // Map contents are written in ascending key order, so equal states encode
 // to equal bytes.
 const (
-	snapshotMagic   = "IGGOMETA"
-	snapshotVersion = 1
+	snapshotMagic = "IGGOMETA"
+	// snapshotVersion 2 adds a topic's consumer_offset_durability flag
+	// after preallocate_segments; version 1 snapshots still load (the flag
+	// is false there: the key did not exist).
+	snapshotVersion = 2
 	// snapshotMinLen is an empty snapshot.
 	snapshotMinLen = 8 + 4 + 8 + 4 + 4 + 4 + 4 + 8
 )
@@ -112,6 +115,7 @@ func appendTopic(b []byte, t *topic) []byte {
 	b = le.AppendUint32(b, s.MessagesRequiredToSave)
 	b = le.AppendUint64(b, s.SizeOfMessagesRequiredToSave)
 	b = appendBool(b, s.PreallocateSegments)
+	b = appendBool(b, s.ConsumerOffsetFsync)
 	b = appendBytes32(b, t.Opts.Explicit.AppendTo(nil))
 	b = appendBytes32(b, t.Opts.Derived.AppendTo(nil))
 	b = le.AppendUint32(b, uint32(len(t.Partitions)))
@@ -172,7 +176,8 @@ func decodeSnapshot(src []byte) (*snapshot, error) {
 		return nil, ErrCorrupt
 	}
 	d := decoder{b: body[8:]}
-	if d.u32() != snapshotVersion {
+	d.version = d.u32()
+	if d.version != 1 && d.version != snapshotVersion {
 		return nil, ErrCorrupt
 	}
 	sn := &snapshot{op: d.u64(), state: newState()}
@@ -316,6 +321,9 @@ func decodeTopic(d *decoder) *topic {
 	s.MessagesRequiredToSave = d.u32()
 	s.SizeOfMessagesRequiredToSave = d.u64()
 	s.PreallocateSegments = d.bool()
+	if d.version >= 2 {
+		s.ConsumerOffsetFsync = d.bool()
+	}
 	t.Opts.Explicit = decodeOptions(d)
 	t.Opts.Derived = decodeOptions(d)
 	n := d.count(minPartitionLen)

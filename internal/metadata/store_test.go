@@ -161,6 +161,8 @@ func populate(t testing.TB, s *testStore) {
 	s.ok(t, wire.CmdCreateTopic, &wire.CreateTopic{StreamID: wire.NamedID("orders"), PartitionsCount: 3, Name: "eu",
 		Options: wire.Options{wire.StringOption(wire.TopicOptMessageExpiry, "7 days")}})
 	s.ok(t, wire.CmdCreateTopic, &wire.CreateTopic{StreamID: wire.NumericID(0), PartitionsCount: 1, Name: "us"})
+	s.ok(t, wire.CmdCreateTopic, &wire.CreateTopic{StreamID: wire.NamedID("audit"), PartitionsCount: 1, Name: "durable",
+		Options: wire.Options{wire.StringOption(wire.TopicOptConsumerOffsetDurability, "persisted"), wire.StringOption(wire.TopicOptDurability, "persisted")}})
 	s.ok(t, wire.CmdUpdateTopic, &wire.UpdateTopic{StreamID: wire.NumericID(0), TopicID: wire.NumericID(1), Name: "us-east",
 		Options: wire.Options{wire.Uint64Option(wire.TopicOptMaxTopicSize, 8<<30)}})
 	s.ok(t, wire.CmdCreatePartitions, &wire.CreatePartitions{StreamID: wire.NumericID(0), TopicID: wire.NumericID(0), PartitionsCount: 2})
@@ -222,6 +224,11 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if u, ok := r.UserByName("alice"); !ok || u.Permissions == nil || !u.Permissions.Global.ReadStreams {
 		t.Fatalf("alice after restart: %+v %v", u, ok)
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if tp := r.st.stream(wire.NamedID("audit-log")).topic(wire.NamedID("durable")); tp == nil || !tp.Opts.Settings.EnforceFsync || !tp.Opts.Settings.ConsumerOffsetFsync {
+		t.Fatalf("durable topic after restart from the snapshot: %+v", tp)
 	}
 }
 

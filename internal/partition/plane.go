@@ -171,6 +171,7 @@ func (p *Plane) storageOptions(s wire.TopicSettings, id uint32) storage.Options 
 		SegmentBytes:   seg,
 		Preallocate:    s.PreallocateSegments,
 		Fsync:          s.EnforceFsync,
+		OffsetsFsync:   s.ConsumerOffsetFsync,
 		FlushMessages:  uint64(s.MessagesRequiredToSave),
 		FlushBytes:     s.SizeOfMessagesRequiredToSave,
 		FlushInterval:  p.opts.FlushInterval,

@@ -40,6 +40,10 @@ type Options struct {
 	// Fsync is enforce_fsync: Append returns only after the record and its
 	// index entry are on disk, and readers see the record only then.
 	Fsync bool
+	// OffsetsFsync (consumer_offset_durability = "persisted") makes every
+	// consumer-offset write durable (file and directory synced) before it
+	// returns; Fsync implies it.
+	OffsetsFsync bool
 	// FlushMessages and FlushBytes are the background flush thresholds
 	// (messages_required_to_save, size_of_messages_required_to_save) used
 	// when Fsync is off: the flusher syncs once this many messages or bytes
