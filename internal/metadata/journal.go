@@ -51,16 +51,6 @@ func listOps(dir, prefix, suffix string) ([]uint64, error) {
 	return out, nil
 }
 
-// syncDir fsyncs a directory so a created, renamed or removed name is durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
 // journal is the open journal file entries are appended to.
 type journal struct {
 	dir   string

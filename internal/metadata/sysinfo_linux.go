@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -75,16 +74,7 @@ func osVersion() string {
 	return ""
 }
 
-// probe computes CPU usage as deltas between GET_STATS calls
-// (semantics.md §7: the first probe reports 0).
-type probe struct {
-	mu        sync.Mutex
-	last      time.Time
-	lastProc  time.Duration
-	lastBusy  uint64
-	lastTotal uint64
-}
-
+// processCPU is the CPU time (user + system) the process has used.
 func processCPU() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
@@ -112,23 +102,4 @@ func systemCPU() (busy, total uint64) {
 		}
 	}
 	return busy, total
-}
-
-// cpu returns the process and whole-machine CPU usage in percent since
-// the previous call.
-func (p *probe) cpu(now time.Time) (proc, total float32) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	pc := processCPU()
-	busy, all := systemCPU()
-	if !p.last.IsZero() {
-		if wall := now.Sub(p.last); wall > 0 {
-			proc = float32(float64(pc-p.lastProc) / float64(wall) * 100)
-		}
-		if all > p.lastTotal {
-			total = float32(float64(busy-p.lastBusy) / float64(all-p.lastTotal) * 100)
-		}
-	}
-	p.last, p.lastProc, p.lastBusy, p.lastTotal = now, pc, busy, all
-	return proc, total
 }

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin && !freebsd && !windows
 
 package metadata
 
@@ -8,10 +8,11 @@ import (
 	"github.com/iggo-dev/iggo/wire"
 )
 
-// fillHost has no host figures off Linux: they stay 0 or empty.
+// fillHost has no host figures on this OS: they stay 0 or empty.
 func fillHost(st *wire.Stats, dataDir string) {}
 
-// probe reports no CPU figures off Linux.
-type probe struct{}
+// processCPU is unknown on this OS.
+func processCPU() time.Duration { return 0 }
 
-func (p *probe) cpu(now time.Time) (proc, total float32) { return 0, 0 }
+// systemCPU is unknown on this OS.
+func systemCPU() (busy, total uint64) { return 0, 0 }

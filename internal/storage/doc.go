@@ -58,6 +58,20 @@
 // record becomes visible to readers only then; concurrent appenders share one
 // fdatasync (group commit). Without it records are visible once written to
 // the page cache and a background goroutine syncs when the unsynced messages
-// or bytes pass the configured thresholds, or on an interval. Flush and Close
-// sync everything.
+// or bytes pass the configured thresholds, or on an interval; it exists only
+// while there is something to sync (flusher.go). Flush and Close sync
+// everything.
+//
+// # Files and space
+//
+// Space for the active segment is reserved ahead of its end in growing
+// steps (reserve.go), and its index file is open only once something was
+// flushed to it (idxfile.go), so an idle partition holds one descriptor.
+//
+// fdatasync here means the data sync of the OS (sync_*.go): fdatasync on
+// Linux, fcntl(F_FULLFSYNC) on macOS (fsync where the file system refuses
+// it), FlushFileBuffers on Windows, fsync elsewhere. Directory syncs are
+// skipped on Windows, which cannot flush a directory; preallocation exists
+// only on Linux; sendfile is used on Linux, macOS and FreeBSD. See
+// "Platforms" in docs/DESIGN.md.
 package storage

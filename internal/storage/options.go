@@ -35,7 +35,8 @@ type Options struct {
 	// Preallocate reserves SegmentBytes of disk for each new active segment
 	// with fallocate(FALLOC_FL_KEEP_SIZE) (preallocate_segments); the file size
 	// is unchanged so recovery is unaffected, and unused space is released
-	// when the segment is sealed. Filesystems without fallocate are ignored.
+	// when the segment is sealed. Filesystems without fallocate, and OSes
+	// other than Linux (prealloc_other.go), are ignored.
 	Preallocate bool
 	// Fsync is enforce_fsync: Append returns only after the record and its
 	// index entry are on disk, and readers see the record only then.
@@ -50,8 +51,9 @@ type Options struct {
 	// are unsynced.
 	FlushMessages uint64
 	FlushBytes    uint64
-	// FlushInterval makes the flusher also sync any unsynced data this often.
-	// Negative disables the timer.
+	// FlushInterval bounds how long unsynced data waits for a sync when no
+	// threshold is reached: the first unsynced append arms a timer of this
+	// length. Negative disables the timer.
 	FlushInterval time.Duration
 	// MaxRecordBytes bounds one record, at append and during recovery.
 	MaxRecordBytes int64

@@ -40,9 +40,11 @@ type Partition struct {
 
 	offsets *Offsets
 
-	kick chan struct{}
-	done chan struct{}
-	wg   sync.WaitGroup
+	// The background flusher (flusher.go), guarded by mu.
+	flushing   bool        // a flush goroutine runs
+	timer      *time.Timer // interval timer, created on first use
+	timerArmed bool
+	wg         sync.WaitGroup // running flushes and timer callbacks
 
 	// afterFlush, if set (tests), runs after each background flush.
 	afterFlush func()
@@ -97,18 +99,12 @@ func Open(dir string, opts Options) (*Partition, error) {
 	if err := p.recover(); err != nil {
 		return nil, err
 	}
-	offs, err := OpenOffsets(filepath.Join(dir, offsetsDirName), o.Fsync)
+	offs, err := OpenOffsets(filepath.Join(dir, offsetsDirName), o.Fsync || o.OffsetsFsync)
 	if err != nil {
 		p.releaseAll()
 		return nil, err
 	}
 	p.offsets = offs
-	if !o.Fsync {
-		p.kick = make(chan struct{}, 1)
-		p.done = make(chan struct{})
-		p.wg.Add(1)
-		go p.flushLoop()
-	}
 	return p, nil
 }
 
@@ -146,6 +142,7 @@ func (p *Partition) Append(rec []byte, count uint32) (AppendResult, error) {
 	ts := max(p.nowMicros(), p.lastTs)
 	p.format.Stamp(rec, base, ts)
 	pos := seg.size
+	seg.reserveAhead(pos+int64(len(rec)), p.opts.SegmentBytes)
 	if _, err := seg.log.WriteAt(rec, pos); err != nil {
 		err = fmt.Errorf("append to %s: %w", seg.logPath, err)
 		// Cut a partial write so the next record starts at pos; if even
@@ -164,19 +161,26 @@ func (p *Partition) Append(rec []byte, count uint32) (AppendResult, error) {
 	p.lastTs = ts
 	p.appended++
 	seq := p.appended
-	kick := false
+	flush := false
 	if !p.opts.Fsync {
 		m.publish(m.n)
 		p.visNext.Store(p.next)
 		p.pendMsgs += uint64(count)
 		p.pendBytes += uint64(len(rec))
-		kick = p.pendMsgs >= p.opts.FlushMessages || p.pendBytes >= p.opts.FlushBytes
+		if p.thresholdLocked() {
+			flush = p.startFlushLocked()
+		} else {
+			p.armFlushTimerLocked()
+		}
 	}
 	var rollErr error
 	if seg.size >= p.opts.SegmentBytes {
 		rollErr = p.rollLocked()
 	}
 	p.mu.Unlock()
+	if flush {
+		go p.flushRun()
+	}
 	res := AppendResult{BaseOffset: base, Timestamp: ts}
 	if rollErr != nil {
 		return res, rollErr
@@ -184,11 +188,6 @@ func (p *Partition) Append(rec []byte, count uint32) (AppendResult, error) {
 	if p.opts.Fsync {
 		if err := p.syncTo(seq); err != nil {
 			return res, err
-		}
-	} else if kick {
-		select {
-		case p.kick <- struct{}{}:
-		default:
 		}
 	}
 	return res, nil
@@ -305,33 +304,6 @@ func (p *Partition) syncTo(target uint64) error {
 	return err
 }
 
-// flushLoop is the background flusher of the page-cache mode.
-func (p *Partition) flushLoop() {
-	defer p.wg.Done()
-	var tick <-chan time.Time
-	if p.opts.FlushInterval > 0 {
-		t := time.NewTicker(p.opts.FlushInterval)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-p.done:
-			return
-		case <-p.kick:
-		case <-tick:
-		}
-		p.mu.Lock()
-		target := p.appended
-		p.mu.Unlock()
-		// A failure is sticky in p.failed and reported to appenders.
-		_ = p.syncTo(target)
-		if p.afterFlush != nil {
-			p.afterFlush()
-		}
-	}
-}
-
 // Flush writes all index entries and fdatasyncs the active segment.
 func (p *Partition) Flush() error {
 	p.mu.Lock()
@@ -354,12 +326,10 @@ func (p *Partition) Close() error {
 		return ErrClosed
 	}
 	p.closed = true
+	p.stopFlusherLocked()
 	target := p.appended
 	p.mu.Unlock()
-	if p.done != nil {
-		close(p.done)
-		p.wg.Wait()
-	}
+	p.wg.Wait()
 	err := p.syncTo(target)
 	p.releaseAll()
 	if cerr := p.offsets.Close(); err == nil {

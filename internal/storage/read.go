@@ -8,8 +8,6 @@ import (
 	"os"
 	"sync"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // Extent is a run of whole stored records in one segment log, ready to be
@@ -61,15 +59,21 @@ func (e *Extent) ReadAt(p []byte, off int64) (int, error) {
 var copyBufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // WriteTo writes the whole extent to w. When w is a socket or file exposing
-// syscall.Conn it uses sendfile with an explicit offset (zero copy, safe for
-// concurrent readers of the same file); otherwise it copies through a pooled
-// buffer with pread.
+// syscall.Conn and the OS has a suitable sendfile (sendfile*.go), it uses
+// sendfile with an explicit offset (zero copy, safe for concurrent readers
+// of the same file); otherwise it copies through a pooled buffer with pread.
 func (e *Extent) WriteTo(w io.Writer) (int64, error) {
 	if sc, ok := w.(syscall.Conn); ok {
 		if n, handled, err := e.sendfile(sc); handled {
 			return n, err
 		}
 	}
+	return e.copyTo(w)
+}
+
+// copyTo is the portable path of WriteTo: pread into a pooled buffer, then
+// write. It never touches the shared file position.
+func (e *Extent) copyTo(w io.Writer) (int64, error) {
 	bp := copyBufPool.Get().(*[]byte)
 	defer copyBufPool.Put(bp)
 	buf := *bp
@@ -92,53 +96,6 @@ func (e *Extent) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	return written, nil
-}
-
-// maxSendfileChunk keeps each sendfile call below the kernel's per-call cap.
-const maxSendfileChunk = 1 << 30
-
-// sendfile copies the extent with sendfile(2). handled is false when the
-// destination cannot take it (nothing was written then).
-func (e *Extent) sendfile(sc syscall.Conn) (written int64, handled bool, err error) {
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return 0, false, nil
-	}
-	off := e.Pos
-	remain := e.Len
-	var werr error
-	err = rc.Write(func(fd uintptr) bool {
-		for remain > 0 {
-			n, err := unix.Sendfile(int(fd), e.seg.logFd, &off, int(min(remain, maxSendfileChunk)))
-			if n > 0 {
-				written += int64(n)
-				remain -= int64(n)
-			}
-			switch {
-			case err == unix.EAGAIN:
-				return false // wait until writable
-			case err == unix.EINTR:
-				continue
-			case err != nil:
-				werr = err
-				return true
-			case n == 0:
-				werr = io.ErrUnexpectedEOF
-				return true
-			}
-		}
-		return true
-	})
-	if written == 0 && (errors.Is(werr, unix.EINVAL) || errors.Is(werr, unix.ENOSYS)) {
-		return 0, false, nil // destination does not support sendfile
-	}
-	if err == nil {
-		err = werr
-	}
-	if err != nil {
-		err = fmt.Errorf("sendfile %s: %w", e.seg.logPath, err)
-	}
-	return written, true, err
 }
 
 // ReadResult collects the extents of one Read. Reuse it across reads: Read

@@ -142,10 +142,10 @@ func openSegmentFiles(dir string, start uint64) (*segment, int64, error) {
 	s.logPath = filepath.Join(dir, segmentStem(start)+logSuffix)
 	s.idxPath = filepath.Join(dir, segmentStem(start)+indexSuffix)
 	var err error
-	if s.log, err = os.OpenFile(s.logPath, os.O_RDWR, 0); err != nil {
+	if s.log, err = openFile(s.logPath, os.O_RDWR, 0); err != nil {
 		return nil, 0, fmt.Errorf("open segment %d: %w", start, err)
 	}
-	if s.idx, err = os.OpenFile(s.idxPath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+	if s.idx, err = openFile(s.idxPath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
 		s.log.Close()
 		return nil, 0, fmt.Errorf("open segment %d index: %w", start, err)
 	}
@@ -244,7 +244,7 @@ func (p *Partition) recoverActive(start uint64) (*segment, error) {
 			s.release()
 			return nil, fmt.Errorf("truncate torn tail of %s: %w", s.logPath, err)
 		}
-		if err := fdatasync(s.log); err != nil {
+		if err := syncData(s.log); err != nil {
 			s.release()
 			return nil, fmt.Errorf("sync %s: %w", s.logPath, err)
 		}
@@ -253,6 +253,7 @@ func (p *Partition) recoverActive(start uint64) (*segment, error) {
 		s.release()
 		return nil, err
 	}
+	s.parkIndex() // written and synced by rewriteIndex; idxfile.go
 	m := newMemIndex(2 * len(entries))
 	for _, e := range entries {
 		m.add(e)
@@ -317,7 +318,7 @@ func (s *segment) rewriteIndex(entries []memEntry) error {
 	if _, err := s.idx.WriteAt(want, 0); err != nil {
 		return fmt.Errorf("rebuild index %s: %w", s.idxPath, err)
 	}
-	if err := fdatasync(s.idx); err != nil {
+	if err := syncData(s.idx); err != nil {
 		return fmt.Errorf("sync %s: %w", s.idxPath, err)
 	}
 	return nil

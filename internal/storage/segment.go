@@ -1,15 +1,12 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -85,7 +82,12 @@ type segment struct {
 	flushedN     int  // entries written to the index file
 	sealedDone   bool // sealed, everything written and synced
 	preallocated bool
-	scratch      []byte
+	// reserved is how much of the log, from its start, has disk space
+	// reserved (preallocate, reserveAhead); noReserve is set once the file
+	// system refused. Guarded by Partition.mu.
+	reserved  int64
+	noReserve bool
+	scratch   []byte
 }
 
 func createSegment(dir string, start uint64, prealloc int64, memCap int) (*segment, error) {
@@ -93,14 +95,15 @@ func createSegment(dir string, start uint64, prealloc int64, memCap int) (*segme
 	s.logPath = filepath.Join(dir, segmentStem(start)+logSuffix)
 	s.idxPath = filepath.Join(dir, segmentStem(start)+indexSuffix)
 	var err error
-	if s.log, err = os.OpenFile(s.logPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
+	if s.log, err = openFile(s.logPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
 		return nil, fmt.Errorf("create segment %d: %w", start, err)
 	}
-	if s.idx, err = os.OpenFile(s.idxPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
+	if s.idx, err = openFile(s.idxPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
 		s.log.Close()
 		return nil, fmt.Errorf("create segment %d index: %w", start, err)
 	}
 	s.logFd = int(s.log.Fd())
+	s.parkIndex() // idxfile.go: reopened by the first flush
 	s.end = start
 	s.refs.Store(1)
 	s.mem.Store(newMemIndex(memCap))
@@ -110,11 +113,15 @@ func createSegment(dir string, start uint64, prealloc int64, memCap int) (*segme
 	return s, nil
 }
 
-// preallocate reserves n bytes without changing the file size. Errors are
-// ignored: preallocation is an optimisation and not every filesystem has it.
+// preallocate reserves n bytes without changing the file size where the
+// OS and file system can (prealloc_*.go). A refusal is ignored:
+// preallocation is an optimisation.
 func (s *segment) preallocate(n int64) {
-	if err := unix.Fallocate(s.logFd, unix.FALLOC_FL_KEEP_SIZE, 0, n); err == nil {
+	if preallocate(s.logFd, n) {
 		s.preallocated = true
+		s.reserved = max(s.reserved, n)
+	} else {
+		s.noReserve = true
 	}
 }
 
@@ -135,12 +142,12 @@ func (s *segment) acquire() bool {
 func (s *segment) release() {
 	if s.refs.Add(-1) == 0 {
 		s.log.Close()
-		s.idx.Close()
+		s.parkIndex()
 	}
 }
 
 // flush writes index entries up to n (captured under Partition.mu) and,
-// with sync, fdatasyncs log and index. Caller must not hold segment.flushMu.
+// with sync, syncs log and index (syncData). Caller must not hold segment.flushMu.
 func (s *segment) flush(n int, sync bool) error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
@@ -152,6 +159,10 @@ func (s *segment) flushLocked(n int, sync bool) error {
 		return nil
 	}
 	if m := s.mem.Load(); m != nil && s.flushedN < n {
+		idx, err := s.indexFile()
+		if err != nil {
+			return err
+		}
 		entries := m.written(n)
 		for s.flushedN < n {
 			s.scratch = s.scratch[:0]
@@ -161,18 +172,21 @@ func (s *segment) flushLocked(n int, sync bool) error {
 				s.scratch = IndexEntry{Offset: e.off, Timestamp: e.ts, Position: uint64(e.pos)}.AppendTo(s.scratch)
 				s.flushedN++
 			}
-			if _, err := s.idx.WriteAt(s.scratch, int64(first)*IndexEntryBytes); err != nil {
+			if _, err := idx.WriteAt(s.scratch, int64(first)*IndexEntryBytes); err != nil {
 				s.flushedN = first
 				return fmt.Errorf("write index %s: %w", s.idxPath, err)
 			}
 		}
 	}
 	if sync {
-		if err := fdatasync(s.log); err != nil {
+		if err := syncData(s.log); err != nil {
 			return fmt.Errorf("sync %s: %w", s.logPath, err)
 		}
-		if err := fdatasync(s.idx); err != nil {
-			return fmt.Errorf("sync %s: %w", s.idxPath, err)
+		// A parked index has nothing unsynced (idxfile.go).
+		if s.idx != nil {
+			if err := syncData(s.idx); err != nil {
+				return fmt.Errorf("sync %s: %w", s.idxPath, err)
+			}
 		}
 	}
 	return nil
@@ -187,6 +201,10 @@ func (s *segment) seal() error {
 	m := s.mem.Load()
 	if m == nil {
 		return nil
+	}
+	// Sealed segments are read through their index: keep it open.
+	if _, err := s.indexFile(); err != nil {
+		return err
 	}
 	if s.preallocated {
 		if err := s.log.Truncate(s.size); err != nil {
@@ -207,31 +225,6 @@ func (s *segment) seal() error {
 	m.publish(m.n)
 	s.sealedDone = true
 	s.mem.Store(nil)
-	return nil
-}
-
-func fdatasync(f *os.File) error {
-	for {
-		err := unix.Fdatasync(int(f.Fd()))
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
-}
-
-// syncDir fsyncs a directory so created, renamed or removed entries persist.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
 	return nil
 }
 
