@@ -61,6 +61,11 @@ type call struct {
 	reply wire.ReplyHeader
 	body  []byte
 	err   error // transport, eviction or protocol failure
+
+	// replyBuf, when its capacity fits the reply body, is where the
+	// reader reads the body (PollMessagesBuffer); set before submission
+	// and only read afterwards.
+	replyBuf []byte
 }
 
 // newCall starts a request for code with room for a body of bodyCap

@@ -47,6 +47,9 @@ type Client struct {
 	closed       bool          // guarded by mu
 	quit         chan struct{} // closed by Close
 	wg           sync.WaitGroup
+
+	// frames keeps SendBatch frame buffers for reuse.
+	frames framePool
 }
 
 // Dial connects to addr ("host:port") and, when credentials are given
@@ -54,7 +57,15 @@ type Client struct {
 // not retried: an unreachable server or refused login is returned as the
 // error (a refused login as a *wire.EvictionError matching, for example,
 // wire.ErrInvalidCredentials).
+//
+// addr may also be a connection string (iggy://, iggy+quic://, iggy+ws://;
+// see ConnectionString): its credentials and options apply first, opts
+// after them. QUIC and WebSocket need WithTransport (client/quic,
+// client/ws).
 func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
+	if IsConnectionString(addr) { // connstring.go
+		return dialConnectionString(ctx, addr, opts)
+	}
 	o := defaultOptions()
 	for _, f := range opts {
 		f(&o)

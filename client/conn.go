@@ -247,7 +247,7 @@ func (cn *conn) read() error {
 		}
 		var body []byte
 		if size > wire.HeaderSize {
-			body = make([]byte, size-wire.HeaderSize)
+			body = cn.replyBody(int(size - wire.HeaderSize))
 			if _, err := io.ReadFull(br, body); err != nil {
 				return err
 			}
@@ -281,6 +281,22 @@ func (cn *conn) read() error {
 		c.reply, c.body = rh, body
 		c.finish(nil)
 	}
+}
+
+// replyBody returns the buffer for a reply body of n bytes: the oldest
+// request's replyBuf when it fits (the reply answers that request, or the
+// connection fails right after), otherwise a new one.
+func (cn *conn) replyBody(n int) []byte {
+	cn.mu.Lock()
+	var buf []byte
+	if len(cn.sent) > 0 {
+		buf = cn.sent[0].replyBuf
+	}
+	cn.mu.Unlock()
+	if cap(buf) >= n {
+		return buf[:n]
+	}
+	return make([]byte, n)
 }
 
 // handoff runs after every goroutine of the connection exited. Requests

@@ -1,5 +1,7 @@
 // Package client is the Go SDK for servers speaking the Apache Iggy binary
-// protocol 0.11.0 (Iggo and the reference server), over TCP or TLS.
+// protocol 0.11.0 (Iggo and the reference server), over TCP or TLS, and
+// over QUIC or WebSocket with the opt-in subpackages client/quic and
+// client/ws (WithTransport).
 //
 // # Connecting
 //

@@ -167,7 +167,9 @@ func (c *Client) SendMessages(ctx context.Context, stream, topic wire.Identifier
 //	}
 //
 // Unlike SendMessages, zero ids and timestamps are sent as they are: the
-// batch is not re-encoded.
+// batch is not re-encoded. The batch is copied once, into a request frame
+// the Client reuses from one answered call to the next, so a steady
+// stream of batches allocates no frame per call.
 func (c *Client) SendBatch(ctx context.Context, stream, topic wire.Identifier, partitioning wire.Partitioning, batch []byte) ([]wire.SendConfirmation, error) {
 	v, rest, err := wire.ParseBatch(batch)
 	if err == nil && len(rest) != 0 {
@@ -176,11 +178,17 @@ func (c *Client) SendBatch(ctx context.Context, stream, topic wire.Identifier, p
 	if err != nil {
 		return nil, wrapCmd(wire.CmdSendMessages, err)
 	}
-	s, err := openSend(nil, stream, topic, partitioning, len(batch))
+	s, err := openSend(c.frames.get(maxSendOverhead+wire.MaxNameLen+len(batch)), stream, topic, partitioning, len(batch))
 	if err != nil {
 		return nil, wrapCmd(wire.CmdSendMessages, err)
 	}
-	return c.send(ctx, s.seal(append(s.cl.frame, batch...), v.MessageCount(), c.id))
+	cl := s.seal(append(s.cl.frame, batch...), v.MessageCount(), c.id)
+	conf, err := c.send(ctx, cl)
+	if !cl.abandoned.Load() {
+		// Answered (or never sent): no connection holds the frame.
+		c.frames.put(cl.frame)
+	}
+	return conf, err
 }
 
 // send runs a sealed SEND_MESSAGES call and decodes its confirmations.

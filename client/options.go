@@ -96,6 +96,7 @@ type options struct {
 	sdkName         string
 	sdkVersion      string
 	dial            DialFunc
+	transport       Transport // transport.go; nil means TCP
 	maxFrame        int
 	lockstep        bool
 }
@@ -140,6 +141,7 @@ func (o *options) normalize() {
 	if o.maxFrame < wire.HeaderSize {
 		o.maxFrame = wire.MaxFrameSize
 	}
+	o.applyTransport()
 }
 
 // Option configures Dial.

@@ -5,8 +5,11 @@
 #   Starts "$IGGO_BIN server" on a free loopback port with a fresh data
 #   directory under $COMPAT_WORK, waits until it accepts, and sets VAR to its
 #   host:port and VAR_PID to its PID. Extra arguments are environment
-#   assignments for that server (e.g. IGGY_TCP_TLS_ENABLED=true). The server
-#   is stopped by PID when the calling shell exits.
+#   assignments for that server (e.g. IGGY_TCP_TLS_ENABLED=true). When the
+#   server reports [quic] and [websocket] listeners, VAR_QUIC and VAR_WS are
+#   set to their host:port as well (VAR_WS serves WSS when the server was
+#   started with IGGY_WEBSOCKET_TLS_ENABLED=true). The server is stopped by
+#   PID when the calling shell exits.
 # make_cert DIR
 #   Writes DIR/ca.pem, a fresh self-signed ECDSA P-256 CA, and DIR/key.pem +
 #   DIR/cert.pem, a server certificate for localhost and 127.0.0.1 signed by
@@ -35,7 +38,9 @@ start_iggo() {
   local var=$1; shift
   local dir
   dir=$(mktemp -d "$COMPAT_WORK/server.XXXXXX")
-  env "$@" "$IGGO_BIN" server --fresh --data-path "$dir/data" \
+  # QUIC and WebSocket are on by default at fixed ports; every server here
+  # binds free ports instead (the bound ones are in current_config.toml).
+  env IGGY_QUIC_ADDRESS=127.0.0.1:0 IGGY_WEBSOCKET_ADDRESS=127.0.0.1:0 "$@" "$IGGO_BIN" server --fresh --data-path "$dir/data" \
     --tcp-address 127.0.0.1:0 --log-level "${IGGO_LOG_LEVEL:-warn}" >"$dir/server.log" 2>&1 &
   local pid=$!
   COMPAT_PIDS+=("$pid")
@@ -57,6 +62,14 @@ start_iggo() {
   printf -v "${var}_PID" '%s' "$pid"
   printf -v "${var}_LOG" '%s' "$dir/server.log"
   export "$var" "${var}_PID" "${var}_LOG"
+  local section extra
+  for section in quic:QUIC websocket:WS; do
+    extra=$(sed -n "/^\[${section%%:*}\]/,/^\[/s/^ *address = \"\(.*\)\"/\1/p" "$cfg" | head -1)
+    if [ -n "$extra" ]; then
+      printf -v "${var}_${section#*:}" '%s' "$extra"
+      export "${var}_${section#*:}"
+    fi
+  done
 }
 
 make_cert() {

@@ -2,6 +2,7 @@
 //
 //	cfg := server.DefaultConfig()
 //	cfg.TCP.Address = "127.0.0.1:0"
+//	cfg.QUIC.Enabled, cfg.WebSocket.Enabled = false, false // or ports 0
 //	cfg.System.Path = dir
 //	srv, err := server.New(cfg)
 //	...
@@ -12,7 +13,10 @@
 //
 // New validates the configuration, prepares the data directory, creates
 // the root user (IGGY_ROOT_USERNAME/IGGY_ROOT_PASSWORD, else iggy/iggy) and
-// binds the listener, so Addr is valid as soon as New returns.
+// binds the listeners, so Addr is valid as soon as New returns. QUIC
+// (UDP 127.0.0.1:8080) and WebSocket (127.0.0.1:8092) are on by default,
+// as in the reference: a program or test that runs several servers must
+// disable them or give them port 0.
 package server
 
 import (
@@ -29,7 +33,8 @@ import (
 type Config = config.Config
 
 // DefaultConfig returns the shipped defaults: data in ./local_data, TCP on
-// 127.0.0.1:8090, heartbeat every 30 s, 64 MiB frames.
+// 127.0.0.1:8090, QUIC on UDP 127.0.0.1:8080, WebSocket on
+// 127.0.0.1:8092, heartbeat every 30 s, 64 MiB frames.
 func DefaultConfig() Config { return config.Default() }
 
 // LoadConfig reads the TOML file at path (none when empty) over the
@@ -88,6 +93,12 @@ func (s *Server) Run(ctx context.Context) error { return s.b.Run(ctx) }
 
 // Addr is the bound TCP address.
 func (s *Server) Addr() net.Addr { return s.b.Addr() }
+
+// QUICAddr is the bound QUIC (UDP) address, nil when QUIC is disabled.
+func (s *Server) QUICAddr() net.Addr { return s.b.QUICAddr() }
+
+// WebSocketAddr is the bound WebSocket address, nil when disabled.
+func (s *Server) WebSocketAddr() net.Addr { return s.b.WebSocketAddr() }
 
 // Shutdown stops accepting, finishes in-flight requests, flushes replies
 // and closes connections; ctx bounds the wait.

@@ -1,11 +1,11 @@
 // Package broker assembles a running server from a configuration: the
 // metadata store (users, streams, topics, the client table; root user on
 // first start), the session plane, the dispatcher with every handler, and
-// the TCP listener, plus the background work: the heartbeat verifier, the
-// PAT cleaner and the consumer-group revocation timer. The public package
-// server is a thin facade over it; internal tests use its options to
-// inject a clock (and its timers), cheap password hashing and
-// consumer-group membership.
+// the TCP, QUIC and WebSocket listeners (transports.go), plus the
+// background work: the heartbeat verifier, the PAT cleaner and the
+// consumer-group revocation timer. The public package server is a thin
+// facade over it; internal tests use its options to inject a clock (and
+// its timers), cheap password hashing and consumer-group membership.
 package broker
 
 import (
@@ -29,7 +29,9 @@ import (
 	"github.com/iggo-dev/iggo/internal/metadata"
 	"github.com/iggo-dev/iggo/internal/partition"
 	"github.com/iggo-dev/iggo/internal/session"
+	"github.com/iggo-dev/iggo/internal/transport/quic"
 	"github.com/iggo-dev/iggo/internal/transport/tcp"
+	"github.com/iggo-dev/iggo/internal/transport/ws"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -107,6 +109,8 @@ type Broker struct {
 	sessions *session.Manager
 	disp     *dispatch.Dispatcher
 	tcp      *tcp.Server
+	quic     *quic.Server // nil when disabled (transports.go)
+	ws       *ws.Server   // nil when disabled (transports.go)
 	parts    *partition.Plane
 
 	runMu   sync.Mutex
@@ -180,6 +184,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		Version: Version, Started: b.startTime, DataDir: cfg.System.Path,
 		ConfigFile: filepath.Join(cfg.System.Path, cfg.System.Runtime.Path, "current_config.toml"),
 		TCPAddr:    b.Addr,
+		QUICAddr:   b.QUICAddr, WebSocketAddr: b.WebSocketAddr,
 	})
 	b.parts.Register(b.disp)
 	if b.opts.topics != nil {
@@ -210,8 +215,14 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 			b.closePartitions()
 			return nil, fmt.Errorf("listen on %s: %w", cfg.TCP.Address, err)
 		}
-	} else {
-		b.log.Warn("tcp.enabled is false: no transport is serving clients")
+	}
+	if err := b.listenTransports(); err != nil {
+		if b.tcp != nil {
+			b.tcp.Shutdown(context.Background())
+		}
+		meta.Close()
+		b.closePartitions()
+		return nil, err
 	}
 	if err := b.writeRuntimeConfig(); err != nil {
 		b.log.Warn("could not write the effective configuration", "err", err)
@@ -228,6 +239,7 @@ func (b *Broker) writeRuntimeConfig() error {
 	if b.tcp != nil {
 		c.TCP.Address = b.tcp.Addr().String()
 	}
+	b.boundTransports(&c)
 	data, err := c.Encode()
 	if err != nil {
 		return err
@@ -272,10 +284,11 @@ func (b *Broker) Dispatcher() *dispatch.Dispatcher { return b.disp }
 
 // Connections is the number of open client connections.
 func (b *Broker) Connections() int {
-	if b.tcp == nil {
-		return 0
+	n := b.transportConnections()
+	if b.tcp != nil {
+		n += b.tcp.Connections()
 	}
-	return b.tcp.Connections()
+	return n
 }
 
 // Run serves until ctx ends or Shutdown is called. When ctx ends it shuts
@@ -317,7 +330,8 @@ func (b *Broker) Run(ctx context.Context) error {
 	}
 	b.runMu.Unlock()
 
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 3) // one per listener
+	b.serveTransports(serveErr)
 	if b.tcp != nil {
 		b.log.Info("iggo server listening", "transport", transportName(b.cfg), "address", b.tcp.Addr().String(), "data", b.cfg.System.Path)
 		go func() { serveErr <- b.tcp.Serve() }()
@@ -356,6 +370,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 				errs = append(errs, err)
 			}
 		}
+		errs = append(errs, b.shutdownTransports(ctx)...)
 		b.runMu.Lock()
 		b.stopped = true
 		if b.cancel != nil {

@@ -13,6 +13,7 @@ import (
 func testConfig(t *testing.T) config.Config {
 	c := config.Default()
 	c.TCP.Address = "127.0.0.1:0"
+	c.QUIC.Address, c.WebSocket.Address = "127.0.0.1:0", "127.0.0.1:0" // on, but off the fixed default ports
 	c.System.Path = t.TempDir()
 	return c
 }

@@ -24,11 +24,19 @@ const (
 	DefaultTimeout = 10 * time.Second
 )
 
+// DefaultQUICAddr and DefaultWebSocketAddr are the default addresses with
+// --transport quic and ws.
+const (
+	DefaultQUICAddr      = "127.0.0.1:8080"
+	DefaultWebSocketAddr = "127.0.0.1:8092"
+)
+
 // Environment variables read by the client commands. Precedence, later
 // wins: built-in defaults, the selected saved context, these variables,
 // then flags.
 const (
 	EnvAddr          = "IGGO_ADDR"
+	EnvTransport     = "IGGO_TRANSPORT"
 	EnvUsername      = "IGGO_USERNAME"
 	EnvPassword      = "IGGO_PASSWORD"
 	EnvToken         = "IGGO_TOKEN"
@@ -47,7 +55,10 @@ const sdkName = "iggo-cli"
 // context, the environment, the flags) or their merged result. Empty
 // strings and false mean "not set" in a layer.
 type target struct {
-	Addr          string `toml:"addr,omitempty"`
+	Addr string `toml:"addr,omitempty"`
+	// Transport is tcp (default), quic or ws; Addr may instead be a
+	// connection string (iggy://, iggy+quic://, iggy+ws://) naming it.
+	Transport     string `toml:"transport,omitempty"`
 	Username      string `toml:"username,omitempty"`
 	Password      string `toml:"password,omitempty"`
 	Token         string `toml:"token,omitempty"`
@@ -64,6 +75,9 @@ type target struct {
 func (t *target) over(l target) {
 	if l.Addr != "" {
 		t.Addr = l.Addr
+	}
+	if l.Transport != "" {
+		t.Transport = l.Transport
 	}
 	if l.Token != "" {
 		t.Token, t.Username, t.Password = l.Token, "", ""
@@ -96,7 +110,8 @@ type connFlags struct {
 // addConnFlags defines the connection flags on fs.
 func (a *app) addConnFlags(fs *pflag.FlagSet) {
 	f := &a.conn
-	fs.StringVar(&f.t.Addr, "addr", "", "server address host:port (env "+EnvAddr+"; default "+DefaultAddr+")")
+	fs.StringVar(&f.t.Addr, "addr", "", "server address host:port or connection string iggy[+quic|+ws]://user:pass@host:port?tls=true (env "+EnvAddr+"; default "+DefaultAddr+", with --transport quic "+DefaultQUICAddr+", ws "+DefaultWebSocketAddr+")")
+	fs.StringVar(&f.t.Transport, "transport", "", "transport: tcp, quic or ws; --tls with ws is WSS (env "+EnvTransport+"; default tcp, or the connection string's)")
 	fs.StringVar(&f.t.Username, "username", "", "username (env "+EnvUsername+"; default "+DefaultUsername+")")
 	fs.StringVar(&f.t.Password, "password", "", "password (env "+EnvPassword+"; default "+DefaultPassword+")")
 	fs.StringVar(&f.t.Token, "token", "", "personal access token, used instead of username and password (env "+EnvToken+")")
@@ -135,6 +150,9 @@ func (a *app) flagLayer(cmd *cobra.Command) target {
 	if set("addr") {
 		l.Addr = a.conn.t.Addr
 	}
+	if set("transport") {
+		l.Transport = a.conn.t.Transport
+	}
 	if set("username") {
 		l.Username = a.conn.t.Username
 	}
@@ -159,6 +177,7 @@ func (a *app) flagLayer(cmd *cobra.Command) target {
 func (a *app) envLayer() (target, error) {
 	l := target{
 		Addr:          a.getenv(EnvAddr),
+		Transport:     a.getenv(EnvTransport),
 		Username:      a.getenv(EnvUsername),
 		Password:      a.getenv(EnvPassword),
 		Token:         a.getenv(EnvToken),
@@ -186,7 +205,7 @@ func (a *app) getenv(key string) string { return lookup(a.env.Environ, key) }
 // resolve merges defaults, the selected context, the environment and the
 // flags into the connection target.
 func (a *app) resolve(cmd *cobra.Command) (target, error) {
-	t := target{Addr: DefaultAddr}
+	var t target
 	name := a.conn.context
 	if !cmd.Flags().Changed("context") {
 		name = a.getenv(EnvContext)
@@ -216,6 +235,9 @@ func (a *app) resolve(cmd *cobra.Command) (target, error) {
 	}
 	t.over(env)
 	t.over(a.flagLayer(cmd))
+	if err := t.resolveTransport(); err != nil { // transport.go
+		return target{}, err
+	}
 	if t.Token == "" {
 		if t.Username == "" {
 			t.Username = DefaultUsername
@@ -268,7 +290,10 @@ func (a *app) dial(cmd *cobra.Command, login bool) (*client.Client, error) {
 	if tc != nil {
 		opts = append(opts, client.WithTLS(tc))
 	}
-	if login {
+	if tr := t.clientTransport(); tr != nil { // transport.go
+		opts = append(opts, client.WithTransport(tr))
+	}
+	if login && !t.credsInAddr() {
 		if t.Token != "" {
 			opts = append(opts, client.WithToken(t.Token))
 		} else {

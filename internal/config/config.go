@@ -22,6 +22,8 @@ import (
 type Config struct {
 	System              SystemConfig              `toml:"system"`
 	TCP                 TCPConfig                 `toml:"tcp"`
+	QUIC                QUICConfig                `toml:"quic"`
+	WebSocket           WebSocketConfig           `toml:"websocket"`
 	Heartbeat           HeartbeatConfig           `toml:"heartbeat"`
 	PersonalAccessToken PersonalAccessTokenConfig `toml:"personal_access_token"`
 	Metadata            MetadataConfig            `toml:"metadata"`
@@ -117,6 +119,12 @@ type MessageBusConfig struct {
 	// MaxMessageSize is the largest frame (header + body) accepted on
 	// every binary transport.
 	MaxMessageSize Size `toml:"max_message_size"`
+	// HandshakeGrace bounds a QUIC handshake, a WebSocket upgrade, or TLS
+	// plus upgrade (WSS); an overrun drops the connection.
+	HandshakeGrace Duration `toml:"handshake_grace"`
+	// CloseGrace bounds the close sequence of a QUIC or WebSocket
+	// connection.
+	CloseGrace Duration `toml:"close_grace"`
 }
 
 // Limits enforced by Validate.
@@ -134,7 +142,8 @@ const (
 )
 
 // Default returns the shipped defaults (config.md): data in ./local_data,
-// TCP on 127.0.0.1:8090 without TLS, heartbeat every 30 s, 100 PATs per
+// TCP on 127.0.0.1:8090 without TLS, QUIC on UDP 127.0.0.1:8080 and
+// WebSocket on 127.0.0.1:8092 (transports.md), heartbeat every 30 s, 100 PATs per
 // user, 8192 client-table slots, 64 MiB frames.
 func Default() Config {
 	return Config{
@@ -158,7 +167,9 @@ func Default() Config {
 		Heartbeat:           HeartbeatConfig{Enabled: true, Interval: Duration(30 * time.Second)},
 		PersonalAccessToken: PersonalAccessTokenConfig{MaxTokensPerUser: 100, Cleaner: CleanerConfig{Enabled: true, Interval: Duration(time.Minute)}},
 		Metadata:            MetadataConfig{ClientsTableMax: 8192},
-		MessageBus:          MessageBusConfig{MaxMessageSize: Size(wire.MaxFrameSize)},
+		MessageBus:          MessageBusConfig{MaxMessageSize: Size(wire.MaxFrameSize), HandshakeGrace: Duration(10 * time.Second), CloseGrace: Duration(2 * time.Second)},
+		QUIC:                defaultQUIC(),
+		WebSocket:           defaultWebSocket(),
 		DataMaintenance:     defaultDataMaintenance(),
 		ConsumerGroup:       ConsumerGroupConfig{RebalancingTimeout: Duration(30 * time.Second)},
 	}
@@ -214,6 +225,7 @@ func (c *Config) Validate() error {
 		bad("message_bus.max_message_size", "%s is outside %s..=%s", s, Size(MinFrameBytes), Size(MaxFrameBytes))
 	}
 	errs = append(errs, c.DataMaintenance.validate()...)
+	errs = append(errs, c.validateTransports()...)
 	if c.ConsumerGroup.RebalancingTimeout <= 0 {
 		bad("consumer_group.rebalancing_timeout", "must be positive")
 	}

@@ -35,7 +35,7 @@ interval = "5 s"
 rebalancing_timeout = "2 s"
 [message_bus]
 max_message_size = "1 MiB"
-[quic]
+[http]
 enabled = true
 `
 	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
@@ -46,7 +46,7 @@ enabled = true
 		"IGGY_PERSONAL_ACCESS_TOKEN_MAX_TOKENS_PER_USER=7",
 		"IGGY_HEARTBEAT_ENABLED=false",
 		"IGGY_ROOT_USERNAME=admin",
-		"IGGY_QUIC_ADDRESS=127.0.0.1:1",
+		"IGGY_HTTP_ADDRESS=127.0.0.1:1",
 		"PATH=/bin",
 	}
 	cfg, notices, err := Load(path, env)
@@ -71,7 +71,7 @@ enabled = true
 		}
 	}
 	if len(notices) != 2 {
-		t.Errorf("want 2 informational notices (quic.enabled, IGGY_QUIC_ADDRESS), got %+v", notices)
+		t.Errorf("want 2 informational notices (http.enabled, IGGY_HTTP_ADDRESS), got %+v", notices)
 	}
 }
 

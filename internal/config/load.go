@@ -52,7 +52,7 @@ var relocated = map[string]string{
 // (transports and tuning it does not implement, and sections older
 // releases had). They are reported as informational notices, not warnings.
 var unused = []string{
-	"quic", "http", "websocket", "telemetry", "cluster", "data_maintenance",
+	"http", "telemetry", "cluster", "data_maintenance",
 	"partition", "metadata.prepare_queue_depth", "metadata.journal_slots",
 	"system.sharding", "system.memory_pool", "system.logging", "system.stream", "system.topic",
 	"system.partition", "system.segment", "system.encryption", "system.recovery", "system.runtime",

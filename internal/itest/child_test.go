@@ -43,6 +43,7 @@ const (
 func runChild(dir, mode string) int {
 	cfg := config.Default()
 	cfg.TCP.Address = "127.0.0.1:0"
+	cfg.QUIC.Enabled, cfg.WebSocket.Enabled = false, false // off the fixed default ports
 	cfg.System.Path = dir
 	cfg.Heartbeat.Enabled = false
 	opts := []broker.Option{
@@ -108,6 +109,14 @@ func startChild(t *testing.T, dir, mode string) *child {
 		t.Fatalf("child broker did not start (%q, %v): %s", line, err, stderr.String())
 	}
 	go io.Copy(io.Discard, out)
+	// A test that fails (t.Fatal) between start and kill must not leave
+	// the broker running after it.
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
 	return &child{cmd: cmd, addr: strings.TrimSpace(strings.TrimPrefix(line, "ADDR ")), stderr: &stderr}
 }
 

@@ -80,7 +80,9 @@ func (s *Server) Dial(t testing.TB) *Client {
 func (s *Server) DialErr() (*Client, error) {
 	var nc net.Conn
 	var err error
-	if s.ClientTLS != nil {
+	if s.Transport != "" && s.Transport != TransportTCP {
+		nc, err = s.dialTransport() // transport.go
+	} else if s.ClientTLS != nil {
 		nc, err = tls.Dial("tcp", s.Addr, s.ClientTLS)
 	} else {
 		nc, err = net.Dial("tcp", s.Addr)

@@ -37,11 +37,13 @@ var TestPasswordParams = auth.Params{MemoryKiB: 64, Iterations: 1, Parallelism: 
 type Option func(*settings)
 
 type settings struct {
-	cfg     config.Config
-	broker  []broker.Option
-	tls     bool
-	dir     string
-	catalog func(*catalogtest.Topics)
+	cfg    config.Config
+	broker []broker.Option
+	tls    bool
+	dir    string
+	// transport is the listener Dial uses: "" (TCP), "quic" or "ws".
+	transport string
+	catalog   func(*catalogtest.Topics)
 }
 
 // WithCatalog gives the broker an in-memory topic catalog
@@ -85,6 +87,10 @@ type Server struct {
 	ClientTLS *tls.Config
 	// Catalog is the in-memory catalog of WithCatalog (nil otherwise).
 	Catalog *catalogtest.Topics
+	// Transport is the transport Dial uses ("tcp" or empty, "quic", "ws") and
+	// TransportAddr its listener's address (transport.go).
+	Transport     string
+	TransportAddr string
 
 	stop func()
 }
@@ -99,6 +105,8 @@ func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := settings{cfg: config.Default()}
 	s.cfg.TCP.Address = "127.0.0.1:0"
+	s.noExtraTransports() // transport.go
+	s.transportFromEnv()  // transport.go
 	for _, o := range opts {
 		o(&s)
 	}
@@ -134,6 +142,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		certFile, keyFile := writePEM(t, dir, cert)
 		s.cfg.TCP.TLS.CertFile, s.cfg.TCP.TLS.KeyFile = certFile, keyFile
 	}
+	s.enableTransport() // transport.go
 	b, err := broker.New(s.cfg, bo...)
 	if err != nil {
 		t.Fatalf("start broker: %v", err)
@@ -142,6 +151,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		s.catalog(cat)
 	}
 	srv := &Server{Broker: b, Addr: b.Addr().String(), Dir: dir, Catalog: cat}
+	srv.setTransport(s.transport) // transport.go
 	if s.tls {
 		pool := x509.NewCertPool()
 		pem, err := os.ReadFile(s.cfg.TCP.TLS.CertFile)

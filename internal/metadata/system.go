@@ -33,6 +33,10 @@ type System struct {
 	ConfigFile string
 	// TCPAddr returns the bound TCP address, nil when TCP is disabled.
 	TCPAddr func() net.Addr
+	// QUICAddr and WebSocketAddr return the bound QUIC (UDP) and
+	// WebSocket address, nil when the transport is disabled.
+	QUICAddr      func() net.Addr
+	WebSocketAddr func() net.Addr
 }
 
 // Register installs every metadata-plane handler on d: the commands, the
@@ -69,7 +73,10 @@ func describeOptions(x *dispatch.Exchange) {
 
 // getClusterMetadata answers GET_CLUSTER_METADATA (12) for a single node
 // (semantics.md §7): "single-node", one Leader "iggy-node" at the TCP
-// listen address, other transports' ports 0.
+// listen address; the QUIC and WebSocket ports of their listeners, 0 when
+// disabled (HTTP: 0). Ports are the bound ones, which equal the configured
+// ones unless a listener was configured on port 0 (the reference then
+// reports 0; Iggo reports the port clients can actually use).
 //
 // The request has no fields: body bytes are ignored.
 func getClusterMetadata(x *dispatch.Exchange, sys System) {
@@ -79,8 +86,28 @@ func getClusterMetadata(x *dispatch.Exchange, sys System) {
 			node.IP, node.TCPPort = a.IP.String(), uint16(a.Port)
 		}
 	}
+	node.QUICPort, node.WebSocketPort = portOf(sys.QUICAddr), portOf(sys.WebSocketAddr)
 	m := wire.ClusterMetadata{Name: "single-node", Nodes: []wire.ClusterNode{node}}
 	x.Reply(m.AppendTo(x.Scratch()))
+}
+
+// portOf returns the port of the address f reports, 0 when f or the
+// address is nil.
+func portOf(f func() net.Addr) uint16 {
+	if f == nil {
+		return 0
+	}
+	switch a := f().(type) {
+	case *net.TCPAddr:
+		if a != nil {
+			return uint16(a.Port)
+		}
+	case *net.UDPAddr:
+		if a != nil {
+			return uint16(a.Port)
+		}
+	}
+	return 0
 }
 
 // stats gathers GET_STATS: process numbers from the runtime and /proc
