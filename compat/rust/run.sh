@@ -25,12 +25,24 @@ echo "rust: build took $(( $(date +%s) - start )) s"
 start_iggo IGGO_PLAIN
 certs=$COMPAT_WORK/rust-certs
 make_cert "$certs"
+# The TLS server also serves WSS and QUIC with the same certificate.
 start_iggo IGGO_TLS IGGY_TCP_TLS_ENABLED=true IGGY_TCP_TLS_SELF_SIGNED=false \
-  IGGY_TCP_TLS_CERT_FILE="$certs/cert.pem" IGGY_TCP_TLS_KEY_FILE="$certs/key.pem"
+  IGGY_TCP_TLS_CERT_FILE="$certs/cert.pem" IGGY_TCP_TLS_KEY_FILE="$certs/key.pem" \
+  IGGY_QUIC_CERTIFICATE_SELF_SIGNED=false \
+  IGGY_QUIC_CERTIFICATE_CERT_FILE="$certs/cert.pem" IGGY_QUIC_CERTIFICATE_KEY_FILE="$certs/key.pem" \
+  IGGY_WEBSOCKET_TLS_ENABLED=true IGGY_WEBSOCKET_TLS_SELF_SIGNED=false \
+  IGGY_WEBSOCKET_TLS_CERT_FILE="$certs/cert.pem" IGGY_WEBSOCKET_TLS_KEY_FILE="$certs/key.pem"
 
 out=$COMPAT_WORK/rust-scenario.out
+# The SDK's QUIC client takes no CA file: with validate_certificate it uses
+# rustls-platform-verifier, whose Linux root store (rustls-native-certs) is
+# the file named by SSL_CERT_FILE. TCP-TLS and WSS without a CA file use the
+# built-in webpki roots, so this reaches only QUIC.
+export SSL_CERT_FILE=$certs/ca.pem
 status=0
 IGGO_ADDR=$IGGO_PLAIN IGGO_TLS_ADDR=$IGGO_TLS IGGO_TLS_CA=$certs/cert.pem \
+  IGGO_QUIC_ADDR=${IGGO_PLAIN_QUIC:-} IGGO_WS_ADDR=${IGGO_PLAIN_WS:-} IGGO_WSS_ADDR=${IGGO_TLS_WS:-} \
+  IGGO_QUIC_TLS_ADDR=${IGGO_TLS_QUIC:-} \
   "$CARGO_TARGET_DIR/debug/iggo-compat-rust" | tee "$out" || status=$?
 if ! tail -n 1 "$out" | grep -Eq '^rust: [0-9]+ passed, [0-9]+ failed$'; then
   # The scenario died before its summary (a panic or a signal): count what it printed.

@@ -75,6 +75,7 @@ type actor struct {
 	st        *streamInfo
 	partition int // -1: the server chooses
 	c         *client.Client
+	pollBuf   client.PollBuffer // reply memory of the actor's polls
 	u         *unit
 	rate      float64 // payload bytes per second, 0 unlimited
 	target    uint64  // measured batches (producers), messages (fill consumers); 0 in duration mode
@@ -271,11 +272,11 @@ func (a *actor) runConsumer(ctx context.Context, cfg *Config, k *clock) error {
 	p := pacer{rate: a.rate}
 	what := fmt.Sprintf("consumer %d", a.id)
 	poll := func(off uint64) (*wire.PolledMessages, error) {
-		res, err := a.c.PollMessages(ctx, wire.PollMessages{
+		res, err := a.c.PollMessagesBuffer(ctx, wire.PollMessages{
 			Consumer: consumer, StreamID: a.st.stream, TopicID: a.st.topic,
 			Partition: wire.SomePartition(uint32(a.partition)), Strategy: wire.OffsetStrategy(off),
 			Count: uint32(cfg.MessagesPerBatch),
-		})
+		}, &a.pollBuf)
 		if err != nil {
 			return nil, fmt.Errorf("%s: poll: %w", what, err)
 		}
@@ -390,11 +391,11 @@ func (a *actor) runGroupConsumer(ctx context.Context, cfg *Config, k *clock) err
 		part := parts[rr%len(parts)]
 		rr++
 		t0 := time.Now()
-		res, err := a.c.PollMessages(ctx, wire.PollMessages{
+		res, err := a.c.PollMessagesBuffer(ctx, wire.PollMessages{
 			Consumer: wire.GroupConsumer(a.st.group), StreamID: a.st.stream, TopicID: a.st.topic,
 			Partition: wire.SomePartition(part), Strategy: wire.NextStrategy(),
 			Count: uint32(cfg.MessagesPerBatch), AutoCommit: true,
-		})
+		}, &a.pollBuf)
 		t1 := time.Now()
 		if groupFenced(err) || err == nil && res.PartitionID == wire.PollResyncPartition {
 			if err := sync(); err != nil {
@@ -433,11 +434,11 @@ func (a *actor) groupWarmup(ctx context.Context, cfg *Config, k *clock) error {
 	consumer := wire.SingleConsumer(wire.NumericID(uint32(a.id)))
 	part, offset := uint32(0), uint64(0)
 	for time.Now().Before(k.warmupEnd) {
-		res, err := a.c.PollMessages(ctx, wire.PollMessages{
+		res, err := a.c.PollMessagesBuffer(ctx, wire.PollMessages{
 			Consumer: consumer, StreamID: a.st.stream, TopicID: a.st.topic,
 			Partition: wire.SomePartition(part), Strategy: wire.OffsetStrategy(offset),
 			Count: uint32(cfg.MessagesPerBatch),
-		})
+		}, &a.pollBuf)
 		if err != nil {
 			return fmt.Errorf("consumer %d: warmup poll: %w", a.id, err)
 		}
@@ -483,11 +484,11 @@ func (a *actor) runProducingConsumer(ctx context.Context, cfg *Config, k *clock)
 		m := k.measuring(t0)
 		var got, payload, wl uint64
 		for got < n {
-			res, err := a.c.PollMessages(ctx, wire.PollMessages{
+			res, err := a.c.PollMessagesBuffer(ctx, wire.PollMessages{
 				Consumer: consumer, StreamID: a.st.stream, TopicID: a.st.topic,
 				Partition: wire.SomePartition(uint32(a.partition)), Strategy: wire.OffsetStrategy(offset),
 				Count: uint32(n - got),
-			})
+			}, &a.pollBuf)
 			if err != nil {
 				return fmt.Errorf("%s: poll: %w", what, err)
 			}

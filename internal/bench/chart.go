@@ -61,8 +61,12 @@ func WriteHTML(w io.Writer, r *Result) error {
 	throughputChart(&b, r)
 	b.WriteString("<h2>Latency by percentile</h2>\n")
 	latencyChart(&b, r)
-	b.WriteString("<h2>Throughput against loopback TCP</h2>\n")
+	b.WriteString("<h2>Throughput against the baselines</h2>\n")
 	baselineChart(&b, r)
+	if len(r.Resources) > 0 {
+		b.WriteString("<h2>Broker process over time</h2>\n")
+		resourcesChart(&b, r)
+	}
 	b.WriteString("</body></html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -284,6 +288,9 @@ func baselineChart(b *strings.Builder, r *Result) {
 	} else {
 		b.WriteString("<p class=\"meta\">No baseline was measured (--baseline 0).</p>\n")
 	}
+	if r.Disk != nil {
+		bars = append(bars, bar{"disk: 1 MiB write + " + r.Disk.Sync, r.Disk.MBps, "#888"})
+	}
 	hi := 1e-9
 	for _, x := range bars {
 		hi = max(hi, x.v)
@@ -298,4 +305,46 @@ func baselineChart(b *strings.Builder, r *Result) {
 			left-8, y+15, html.EscapeString(x.label), left, y+3, wv, rowH-8, x.color, left+wv+6, y+15, x.v)
 	}
 	b.WriteString("</svg>\n")
+}
+
+// resourcesChart draws the samples of the broker's process: memory (RSS,
+// and the Go heap when embedded) in MiB, and counts (open files, threads,
+// goroutines when embedded), each over time.
+func resourcesChart(b *strings.Builder, r *Result) {
+	series := func(label, color string, f func(ResourceSample) float64) line {
+		l := line{label: label, color: color, width: 2}
+		for _, s := range r.Resources {
+			l.pts = append(l.pts, [2]float64{s.Seconds, f(s)})
+		}
+		return l
+	}
+	embedded := r.Process != nil && r.Process.Embedded
+	mem := []line{series("RSS, MiB", palette[0], func(s ResourceSample) float64 { return float64(s.RSS) / (1 << 20) })}
+	counts := []line{
+		series("open files", palette[2], func(s ResourceSample) float64 { return float64(s.OpenFiles) }),
+		series("threads", palette[4], func(s ResourceSample) float64 { return float64(s.Threads) }),
+	}
+	if embedded {
+		mem = append(mem, series("Go heap in use, MiB", palette[1], func(s ResourceSample) float64 { return float64(s.HeapBytes) / (1 << 20) }))
+		counts = append(counts, series("goroutines", palette[3], func(s ResourceSample) float64 { return float64(s.Goroutines) }))
+	}
+	for _, c := range []struct {
+		ylabel string
+		lines  []line
+	}{{"MiB", mem}, {"count", counts}} {
+		p := newPlot()
+		for _, l := range c.lines {
+			for _, pt := range l.pts {
+				p.xmax, p.ymax = max(p.xmax, pt[0]), max(p.ymax, pt[1])
+			}
+		}
+		yt := niceTicks(p.ymax, 6)
+		p.ymax = yt[len(yt)-1].at
+		xt := niceTicks(p.xmax, 10)
+		p.xmax = xt[len(xt)-1].at
+		p.draw(b, xt, yt, "seconds after warmup", c.ylabel, c.lines)
+	}
+	if embedded {
+		b.WriteString("<p class=\"meta\">The broker is embedded: the process, its heap and goroutines include the benchmark's own actors (a fixed number).</p>\n")
+	}
 }

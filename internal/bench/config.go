@@ -82,6 +82,8 @@ const (
 	DefaultBalancedStreams  = 1
 	DefaultSamplingTime     = 100 * time.Millisecond
 	DefaultBaseline         = 2 * time.Second
+	DefaultDiskBaseline     = 2 * time.Second
+	DefaultResourceSampling = time.Second
 	DefaultUsername         = "iggy"
 	DefaultPassword         = "iggy"
 	// MaxActors bounds producers and consumers: each is a connection and
@@ -147,7 +149,9 @@ type Config struct {
 	// DataPath (--data-path) is the embedded broker's data directory
 	// (default: a new temporary directory, removed afterwards).
 	DataPath string
-	// Transport (--transport): "tcp", the only one.
+	// Transport (--transport): "tcp", "quic" or "ws" (WebSocket; WSS with
+	// TLS). QUIC always runs TLS 1.3: without --tls-ca-file the server's
+	// certificate is not verified, as the reference SDKs do by default.
 	Transport string
 	// TLS (--tls) and its settings (--tls-ca-file, --tls-server-name,
 	// --tls-insecure). With an embedded broker, TLS uses a self-signed
@@ -162,6 +166,27 @@ type Config struct {
 	// Baseline (--baseline) is how long to measure loopback TCP
 	// throughput before the benchmark; 0 skips it.
 	Baseline time.Duration
+	// DiskBaseline (--disk-baseline) is how long to measure 1 MiB writes
+	// each followed by fdatasync before the benchmark; 0 skips it.
+	DiskBaseline time.Duration
+	// DiskBaselineDir (--disk-baseline-dir) is where the disk baseline
+	// writes: it should be on the broker's data file system. Default: the
+	// embedded broker's data directory, else the system temporary
+	// directory.
+	DiskBaselineDir string
+	// ResourceSampling (--resource-sampling) is the period of the samples
+	// of the broker's process (RSS, threads, open files, CPU; heap and
+	// goroutines for the embedded broker) when it runs on this machine;
+	// 0 takes none.
+	ResourceSampling time.Duration
+	// SegmentSize (--segment-size) and MaxTopicSize (--max-topic-size),
+	// when not zero, set the topics' segment_size and max_topic_size
+	// (retention by size).
+	SegmentSize, MaxTopicSize uint64
+	// RetentionInterval (--retention-interval) is the embedded broker's
+	// retention period (data_maintenance.messages.interval); 0 keeps its
+	// default.
+	RetentionInterval time.Duration
 	// OutputDir (--output-dir) receives NAME.json and NAME.html; empty
 	// writes nothing.
 	OutputDir string
@@ -257,7 +282,7 @@ func (c *Config) Normalize() error {
 	if c.MessagesPerBatch < 1 || c.MessagesPerBatch*(c.MessageSize+64) > maxBatchBytes {
 		bad("--messages-per-batch × (--message-size + 64) must be within 1..%d bytes", maxBatchBytes)
 	}
-	if c.Duration < 0 || c.WarmupTime < 0 || c.Baseline < 0 || c.SamplingTime < time.Millisecond {
+	if c.Duration < 0 || c.WarmupTime < 0 || c.Baseline < 0 || c.DiskBaseline < 0 || c.ResourceSampling < 0 || c.RetentionInterval < 0 || c.SamplingTime < time.Millisecond {
 		bad("durations must not be negative; --sampling-time at least 1ms")
 	}
 	if c.Duration > 0 && (c.MessageBatches != 0 || c.TotalData != 0) || c.MessageBatches != 0 && c.TotalData != 0 {
@@ -266,8 +291,10 @@ func (c *Config) Normalize() error {
 	if c.Duration > 0 && s == BalancedConsumerGroup {
 		bad("%s reads a fixed fill: use --message-batches or --total-data", s)
 	}
-	if c.Transport != "tcp" {
-		bad("transport %q: only tcp is supported", c.Transport)
+	switch c.Transport {
+	case "tcp", "quic", "ws":
+	default:
+		bad("transport %q: want tcp, quic or ws", c.Transport)
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)

@@ -94,6 +94,9 @@ func TestCheckEvaluate(t *testing.T) {
 		{"consumer short", Check{Sent: 10, Stored: 10, Received: 9, Exact: true}, true, false},
 		{"consumer duplicates", Check{Sent: 10, Stored: 10, Received: 11, Exact: true}, true, false},
 		{"re-reading consumer", Check{Sent: 10, Stored: 10, Received: 25}, true, true},
+		{"retention removed some", Check{Sent: 10, Stored: 4, Received: 10, Exact: true, Retention: true}, true, true},
+		{"retention cannot add", Check{Sent: 10, Stored: 11, Received: 10, Exact: true, Retention: true}, true, false},
+		{"retention, consumer short", Check{Sent: 10, Stored: 4, Received: 9, Exact: true, Retention: true}, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.c

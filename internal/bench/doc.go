@@ -13,14 +13,21 @@
 // per-message work.
 //
 // Run drives one benchmark: an optional loopback TCP baseline
-// (MeasureLoopback), an embedded broker when no address is given, the
+// (MeasureLoopback) and disk baseline (MeasureDisk), an embedded broker
+// when no address is given, the
 // streams PREFIX-1..N with one topic each, an unmeasured fill for the
 // consume-only scenarios, a warmup whose batches are not measured, then
 // the measured phase with a sampled throughput series per actor and a
 // latency Histogram per actor. The Result holds per-actor and per-kind
 // figures and the accounting Check (confirmed = stored = received); it is
 // written as JSON and as a self-contained HTML chart (WriteHTML), and
-// WriteReport prints the summary table.
+// WriteReport prints the summary table. When the broker runs on this
+// machine the Result also has its CPU time during the measured phase and
+// samples of its process over time (resources.go). RunScale is `iggo
+// bench scale`: many partitions, many idle clients, the idle broker.
+//
+// Consumers poll with client.PollMessagesBuffer, so neither side of a
+// figure allocates per batch.
 //
 // Choices where iggy-bench leaves room or does something else:
 //   - MB is 10^6 bytes of payload; wire bytes (batch and message headers

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/client"
+	clientquic "github.com/iggo-dev/iggo/client/quic"
+	clientws "github.com/iggo-dev/iggo/client/ws"
+	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/server"
 )
 
@@ -21,10 +24,11 @@ const shutdownTimeout = 30 * time.Second
 
 // target is the server a run talks to.
 type target struct {
-	addr  string
-	tls   *tls.Config
-	label string // for the result file: the address or "embedded"
-	stop  func() error
+	addr    string
+	tls     *tls.Config
+	label   string // for the result file: the address or "embedded"
+	dataDir string // the embedded broker's data directory
+	stop    func() error
 }
 
 // startTarget connects to cfg.Addr or starts an embedded broker.
@@ -76,12 +80,20 @@ func startEmbedded(cfg *Config) (*target, error) {
 	sc := server.DefaultConfig()
 	sc.TCP.Address = "127.0.0.1:0"
 	sc.System.Path = dir
+	// QUIC and WebSocket default to fixed ports; bind free ones.
+	sc.QUIC.Address, sc.WebSocket.Address = "127.0.0.1:0", "127.0.0.1:0"
+	if cfg.RetentionInterval > 0 {
+		sc.DataMaintenance.Messages.Interval = config.Duration(cfg.RetentionInterval)
+	}
 	if cfg.TLS {
-		sc.TCP.TLS.Enabled = true
-		sc.TCP.TLS.SelfSigned = true
 		// A certificate path that does not exist selects the generated one.
-		sc.TCP.TLS.CertFile = filepath.Join(dir, "bench-cert.pem")
-		sc.TCP.TLS.KeyFile = filepath.Join(dir, "bench-key.pem")
+		tc := &sc.TCP.TLS
+		if cfg.Transport == "ws" {
+			tc = &sc.WebSocket.TLS
+		}
+		tc.Enabled, tc.SelfSigned = true, true
+		tc.CertFile = filepath.Join(dir, "bench-cert.pem")
+		tc.KeyFile = filepath.Join(dir, "bench-key.pem")
 	}
 	logOut := cfg.Log
 	if logOut == nil {
@@ -98,7 +110,13 @@ func startEmbedded(cfg *Config) (*target, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
-	t := &target{addr: srv.Addr().String(), label: "embedded"}
+	t := &target{addr: srv.Addr().String(), label: "embedded", dataDir: dir}
+	switch cfg.Transport {
+	case "quic":
+		t.addr = srv.QUICAddr().String()
+	case "ws":
+		t.addr = srv.WebSocketAddr().String()
+	}
 	if cfg.TLS {
 		t.tls = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}
 	}
@@ -128,6 +146,12 @@ func (t *target) dial(ctx context.Context, cfg *Config) (*client.Client, error) 
 	opts := []client.Option{client.WithCredentials(cfg.Username, cfg.Password)}
 	if t.tls != nil {
 		opts = append(opts, client.WithTLS(t.tls))
+	}
+	switch cfg.Transport {
+	case "quic":
+		opts = append(opts, client.WithTransport(clientquic.Transport{}))
+	case "ws":
+		opts = append(opts, client.WithTransport(clientws.Transport{}))
 	}
 	c, err := client.Dial(ctx, t.addr, opts...)
 	if err != nil {

@@ -53,6 +53,10 @@ func WriteReport(w io.Writer, r *Result) error {
 	if bl := r.Baseline; bl != nil {
 		fmt.Fprintf(&b, "loopback TCP baseline (one connection, %d KiB writes, %.1fs): %.1f MB/s\n", bl.BufferSize>>10, bl.Seconds, bl.MBps)
 	}
+	if d := r.Disk; d != nil {
+		fmt.Fprintf(&b, "disk baseline (%d KiB writes each followed by %s, %.1fs, in %s): %.1f MB/s, %.2f ms per sync\n",
+			DiskBufferSize>>10, d.Sync, d.Seconds, d.Dir, d.MBps, d.SyncMillis)
+	}
 	if f := r.Fill; f != nil {
 		fmt.Fprintf(&b, "fill (not measured): %d messages in %.1fs\n", f.Messages, f.Seconds)
 	}
@@ -94,9 +98,40 @@ func WriteReport(w io.Writer, r *Result) error {
 			return err
 		}
 	}
-	fmt.Fprintf(&b, "\nmeasured %.2fs; check: %s\n", r.Seconds, r.Check)
+	for _, g := range r.Groups {
+		if line := r.ratios(g); line != "" {
+			fmt.Fprintf(&b, "\nall %ss: %s", g.Kind, line)
+		}
+	}
+	if c := r.CPU; c != nil {
+		b.WriteString("\nCPU during the measured phase: ")
+		if r.Process != nil && !r.Process.Embedded && c.ServerSeconds > 0 {
+			fmt.Fprintf(&b, "server (pid %d) %.2fs, %.2fs per GB; ", r.Process.PID, c.ServerSeconds, c.ServerPerGB)
+		}
+		what := "benchmark"
+		if r.Process != nil && r.Process.Embedded {
+			what = "benchmark with the embedded broker"
+		}
+		fmt.Fprintf(&b, "%s %.2fs, %.2fs per GB", what, c.BenchSeconds, c.BenchPerGB)
+	}
+	fmt.Fprintf(&b, "\n\nmeasured %.2fs; check: %s\n", r.Seconds, r.Check)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ratios describes group g's MB/s against the baselines of the run.
+func (r *Result) ratios(g Group) string {
+	var parts []string
+	if r.Baseline != nil && r.Baseline.MBps > 0 {
+		parts = append(parts, fmt.Sprintf("%.2f × loopback", g.MBps/r.Baseline.MBps))
+	}
+	if r.Disk != nil && r.Disk.MBps > 0 && r.Params.EnforceFsync && g.Kind != KindConsumer {
+		parts = append(parts, fmt.Sprintf("%.2f × disk", g.MBps/r.Disk.MBps))
+	}
+	if len(parts) > 0 && g.Latency.P50 > 0 {
+		parts = append(parts, fmt.Sprintf("batch p90/p50 %.2f", g.Latency.P90/g.Latency.P50))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // plural is "1 stream", "2 streams".
@@ -126,20 +161,34 @@ func orUnknown(s string) string {
 // the loopback baseline and the load of the machine at the time.
 func WriteComparison(w io.Writer, results []*Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "name\tscenario\tfsync\tactors\tMB/s\tmsg/s\tp50 ms\tp99 ms\tp99.9 ms\tbaseline MB/s\tload\tcheck\t")
+	fmt.Fprintln(tw, "name\tscenario\tfsync\tactors\tMB/s\tmsg/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tbaseline MB/s\t× loopback\tdisk MB/s\t× disk\tserver CPU s/GB\tload\tcheck\t")
 	for _, r := range results {
-		base := "-"
+		base, disk := "-", "-"
 		if r.Baseline != nil {
 			base = fmt.Sprintf("%.0f", r.Baseline.MBps)
+		}
+		if r.Disk != nil {
+			disk = fmt.Sprintf("%.0f", r.Disk.MBps)
+		}
+		cpu := "-"
+		if r.CPU != nil && r.CPU.ServerPerGB > 0 {
+			cpu = fmt.Sprintf("%.2f", r.CPU.ServerPerGB)
 		}
 		check := "ok"
 		if !r.Check.OK {
 			check = "MISMATCH"
 		}
 		for _, g := range r.Groups {
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%d %ss\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%s\t%.1f\t%s\t\n",
+			xl, xd := "-", "-"
+			if r.Baseline != nil && r.Baseline.MBps > 0 {
+				xl = fmt.Sprintf("%.2f", g.MBps/r.Baseline.MBps)
+			}
+			if r.Disk != nil && r.Disk.MBps > 0 && r.Params.EnforceFsync && g.Kind != KindConsumer {
+				xd = fmt.Sprintf("%.2f", g.MBps/r.Disk.MBps)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%d %ss\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t\n",
 				r.Name, r.Scenario, r.Params.EnforceFsync, g.Actors, g.Kind, g.MBps, g.MsgsPerS,
-				g.Latency.P50, g.Latency.P99, g.Latency.P999, base, max(r.Env.LoadBefore, r.Env.LoadAfter), check)
+				g.Latency.P50, g.Latency.P90, g.Latency.P99, g.Latency.P999, base, xl, disk, xd, cpu, max(r.Env.LoadBefore, r.Env.LoadAfter), check)
 		}
 	}
 	return tw.Flush()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -62,6 +63,18 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		}
 	}()
 	res.Params.Server = t.label
+	if cfg.DiskBaseline > 0 {
+		dir := cfg.DiskBaselineDir
+		if dir == "" {
+			dir = t.dataDir
+		}
+		if dir == "" {
+			dir = os.TempDir()
+		}
+		if res.Disk, err = MeasureDisk(ctx, dir, cfg.DiskBaseline); err != nil {
+			return nil, err
+		}
+	}
 	r := &runner{cfg: &cfg, t: t}
 	defer r.close()
 	if r.admin, err = t.dial(ctx, &cfg); err != nil {
@@ -78,11 +91,20 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err := r.connect(ctx); err != nil {
 		return nil, err
 	}
+	res.Process = findProcess(ctx, t, r.admin)
+	cpu := startCPU(res.Process)
+	rs := startResources(res.Process, time.Now().Add(cfg.WarmupTime), cfg.ResourceSampling)
 	k, series, err := r.measure(ctx)
+	res.Resources = rs.stop()
 	if err != nil {
 		return nil, err
 	}
 	r.collect(res, k, series)
+	var payload uint64
+	for _, g := range res.Groups {
+		payload += g.PayloadBytes
+	}
+	res.CPU = cpu.stop(payload)
 	if err := r.check(ctx, &res.Check); err != nil {
 		return nil, err
 	}
@@ -103,7 +125,7 @@ func paramsOf(c *Config) Params {
 		Producers: c.Producers, Consumers: c.Consumers, Streams: c.Streams, Partitions: c.Partitions,
 		MessageSize: c.MessageSize, MessagesPerBatch: c.MessagesPerBatch, MessageBatches: c.MessageBatches,
 		DurationSeconds: c.Duration.Seconds(), RateLimit: c.RateLimit, WarmupSeconds: c.WarmupTime.Seconds(),
-		EnforceFsync: c.EnforceFsync, SamplingMillis: float64(c.SamplingTime) / float64(time.Millisecond),
+		EnforceFsync: c.EnforceFsync, SegmentSize: c.SegmentSize, MaxTopicSize: c.MaxTopicSize, SamplingMillis: float64(c.SamplingTime) / float64(time.Millisecond),
 		Transport: c.Transport, TLS: c.TLS,
 	}
 }
@@ -127,6 +149,12 @@ func (r *runner) setup(ctx context.Context) error {
 	var topicOpts []wire.Option
 	if cfg.EnforceFsync {
 		topicOpts = append(topicOpts, wire.BoolOption(wire.TopicOptEnforceFsync, true))
+	}
+	if cfg.SegmentSize > 0 {
+		topicOpts = append(topicOpts, wire.Uint64Option(wire.TopicOptSegmentSize, cfg.SegmentSize))
+	}
+	if cfg.MaxTopicSize > 0 {
+		topicOpts = append(topicOpts, wire.Uint64Option(wire.TopicOptMaxTopicSize, cfg.MaxTopicSize))
 	}
 	groups := cfg.Scenario.Consumes() && !cfg.Scenario.Pinned()
 	for i := 1; i <= cfg.Streams; i++ {
@@ -373,6 +401,7 @@ func (r *runner) check(ctx context.Context, c *Check) error {
 	}
 	s := r.cfg.Scenario
 	c.Exact = s.Consumes() && !(s == PinnedConsumer && r.cfg.Duration > 0)
+	c.Retention = r.cfg.MaxTopicSize > 0
 	c.evaluate(s.Consumes())
 	return nil
 }

@@ -23,6 +23,11 @@ type benchFlags struct {
 	warmup     string
 	sampling   string
 	baseline   string
+	disk       string
+	resources  string
+	retention  string
+	segment    string
+	maxTopic   string
 	progress   bool
 	noProgress bool
 }
@@ -54,15 +59,75 @@ The summary goes to standard output; with --output-dir the result (NAME.json) an
 	for _, s := range bench.Scenarios {
 		cmd.AddCommand(newBenchScenarioCmd(env, s))
 	}
-	cmd.AddCommand(newBenchCompareCmd(env))
+	cmd.AddCommand(newBenchCompareCmd(env), newBenchScaleCmd(env))
+	return cmd
+}
+
+func newBenchScaleCmd(env Env) *cobra.Command {
+	cfg := bench.ScaleConfig{}
+	var idle string
+	var keep bool
+	cmd := &cobra.Command{
+		Use:   "scale",
+		Short: "Create many partitions, connect many idle clients, and measure the idle broker",
+		Long: `Create STREAMS × TOPICS × PARTITIONS partitions on the broker at --addr (or expect them
+with --create=false, for a restarted broker), log in --clients connections with a personal
+access token and keep them idle, then observe the broker for --idle: its CPU time, resident
+memory, threads and open files (when it runs on this machine) and its own counts. The time
+until the broker first answers is reported too, the start-up time when it was just started.
+See bench/README.md ("Scale") for the script that restarts the broker in between.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := config.ParseDuration(idle)
+			if err != nil {
+				return fmt.Errorf("--idle %q: %w", idle, err)
+			}
+			cfg.Idle, cfg.Remove = d, !keep
+			cfg.Progress = env.Stderr
+			res, err := bench.RunScale(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "ready after %.2fs; %d streams, %d topics, %d partitions, %d clients on the broker\n",
+				res.ReadySeconds, res.Streams, res.Topics, res.Partitions, res.ServerClients)
+			if res.CreateSeconds > 0 || res.ConnectSeconds > 0 {
+				fmt.Fprintf(env.Stdout, "created in %.1fs; %d clients connected in %.1fs\n", res.CreateSeconds, res.Clients, res.ConnectSeconds)
+			}
+			if a := res.After; a != nil {
+				fmt.Fprintf(env.Stdout, "idle %.0fs: broker CPU %.2fs (%.2f%% of one CPU), RSS %.1f MiB, %d threads, %d open files\n",
+					res.IdleSeconds, res.IdleCPUSeconds, res.IdleCPUPercent, float64(a.RSS)/(1<<20), a.Threads, a.OpenFiles)
+			} else {
+				fmt.Fprintf(env.Stdout, "idle %.0fs: the broker is not a process of this machine; its memory_usage is %.1f MiB\n",
+					res.IdleSeconds, float64(res.MemoryUsage)/(1<<20))
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:8090", "server address host:port")
+	fl.StringVar(&cfg.Username, "username", bench.DefaultUsername, "user to log in as")
+	fl.StringVar(&cfg.Password, "password", bench.DefaultPassword, "password")
+	fl.StringVar(&cfg.Prefix, "stream-prefix", "scale", "streams are PREFIX-1..N")
+	fl.IntVar(&cfg.Streams, "streams", 100, "streams")
+	fl.IntVar(&cfg.TopicsPerStream, "topics", 10, "topics per stream")
+	fl.IntVar(&cfg.PartitionsPerTopic, "partitions", 10, "partitions per topic")
+	fl.BoolVar(&cfg.Create, "create", true, "create the streams (false: they exist, e.g. after a restart)")
+	fl.IntVar(&cfg.Clients, "clients", 1000, "idle connections to keep open")
+	fl.StringVar(&idle, "idle", "30s", "how long to observe the idle broker")
+	fl.BoolVar(&keep, "keep", false, "keep the streams at the end")
+	fl.StringVar(&cfg.Output, "output", "", "write the result as JSON to this file")
 	return cmd
 }
 
 func newBenchCompareCmd(env Env) *cobra.Command {
-	return &cobra.Command{
+	var medians bool
+	cmd := &cobra.Command{
 		Use:   "compare RESULT.json...",
 		Short: "Print the figures of result files side by side",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Print the figures of result files side by side, one row per result and kind of actor.
+With --medians, results whose names differ only in a _runN suffix are taken as repetitions
+of one figure and each column is their median (ratios to the baselines per run first).`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			var rs []*bench.Result
 			for _, path := range args {
@@ -72,9 +137,14 @@ func newBenchCompareCmd(env Env) *cobra.Command {
 				}
 				rs = append(rs, r)
 			}
+			if medians {
+				return bench.WriteMedians(env.Stdout, rs)
+			}
 			return bench.WriteComparison(env.Stdout, rs)
 		},
 	}
+	cmd.Flags().BoolVar(&medians, "medians", false, "one row per figure: the medians over its runs")
+	return cmd
 }
 
 var scenarioHelp = map[bench.Scenario]string{
@@ -113,7 +183,7 @@ func newBenchScenarioCmd(env Env, s bench.Scenario) *cobra.Command {
 	fl.StringVar(&f.sampling, "sampling-time", "100ms", "period of the throughput time series")
 	fl.StringVar(&c.Addr, "addr", "", "server address host:port (default: start an embedded broker)")
 	fl.StringVar(&c.DataPath, "data-path", "", "data directory of the embedded broker (default: a temporary directory, removed afterwards)")
-	fl.StringVar(&c.Transport, "transport", "tcp", "transport: tcp")
+	fl.StringVar(&c.Transport, "transport", "tcp", "transport: tcp, quic or ws (WebSocket; WSS with --tls)")
 	fl.BoolVar(&c.TLS, "tls", false, "use TLS (the embedded broker uses a self-signed certificate)")
 	fl.StringVar(&c.TLSCAFile, "tls-ca-file", "", "PEM file of the CA that signed the server certificate")
 	fl.StringVar(&c.TLSServerName, "tls-server-name", "", "server name to verify (default: the host of --addr)")
@@ -121,6 +191,12 @@ func newBenchScenarioCmd(env Env, s bench.Scenario) *cobra.Command {
 	fl.StringVar(&c.Username, "username", bench.DefaultUsername, "user to log in as (the embedded broker's root user)")
 	fl.StringVar(&c.Password, "password", bench.DefaultPassword, "password")
 	fl.StringVar(&f.baseline, "baseline", bench.DefaultBaseline.String(), "measure loopback TCP throughput this long first; 0 skips it")
+	fl.StringVar(&f.disk, "disk-baseline", bench.DefaultDiskBaseline.String(), "measure 1 MiB writes each followed by fdatasync this long first; 0 skips it")
+	fl.StringVar(&c.DiskBaselineDir, "disk-baseline-dir", "", "directory of the disk baseline, on the broker's data file system (default: the embedded broker's data directory, else the temporary directory)")
+	fl.StringVar(&f.resources, "resource-sampling", bench.DefaultResourceSampling.String(), "sample the broker process (RSS, threads, open files, CPU; heap and goroutines when embedded) this often when it runs on this machine; 0 never")
+	fl.StringVar(&f.segment, "segment-size", "", "segment_size of the benchmark topics, e.g. \"16 MiB\" (default: the server's)")
+	fl.StringVar(&f.maxTopic, "max-topic-size", "", "max_topic_size of the benchmark topics (retention by size), e.g. \"256 MiB\" (default: unlimited)")
+	fl.StringVar(&f.retention, "retention-interval", "", "the embedded broker's retention period (data_maintenance.messages.interval), e.g. \"10s\"")
 	fl.StringVar(&c.OutputDir, "output-dir", "", "write NAME.json and NAME.html here")
 	fl.StringVar(&c.Name, "name", "", "name of the result files (default: SCENARIO_fsync|nofsync_TIME)")
 	fl.StringVar(&c.StreamPrefix, "stream-prefix", "bench", "streams are PREFIX-1..N; existing ones of these names are deleted first")
@@ -157,6 +233,11 @@ func parseBenchFlags(f *benchFlags) (bench.Config, error) {
 	dur("warmup-time", f.warmup, &c.WarmupTime)
 	dur("sampling-time", f.sampling, &c.SamplingTime)
 	dur("baseline", f.baseline, &c.Baseline)
+	dur("disk-baseline", f.disk, &c.DiskBaseline)
+	dur("resource-sampling", f.resources, &c.ResourceSampling)
+	dur("retention-interval", f.retention, &c.RetentionInterval)
+	size("segment-size", f.segment, &c.SegmentSize)
+	size("max-topic-size", f.maxTopic, &c.MaxTopicSize)
 	size("total-data", f.totalData, &c.TotalData)
 	size("rate-limit", f.rateLimit, &c.RateLimit)
 	return c, errors.Join(errs...)

@@ -3,7 +3,11 @@
 //!
 //! Environment: `IGGO_ADDR` (host:port of a plain-TCP server),
 //! `IGGO_TLS_ADDR` and `IGGO_TLS_CA` (a TLS server and the PEM of the CA
-//! its certificate chains to). Prints one PASS/FAIL line per check and
+//! its certificate chains to), `IGGO_QUIC_ADDR` and `IGGO_WS_ADDR` (the
+//! plain server's QUIC and WebSocket listeners), `IGGO_WSS_ADDR` (a WSS
+//! listener whose certificate chains to `IGGO_TLS_CA`), `IGGO_QUIC_TLS_ADDR`
+//! (a QUIC listener whose certificate chains to the CA in `SSL_CERT_FILE`,
+//! the root store of the SDK's QUIC certificate verifier). Prints one PASS/FAIL line per check and
 //! `rust: N passed, N failed`; exits non-zero if any check failed.
 
 mod auth;
@@ -12,17 +16,19 @@ mod cleanup;
 mod connect;
 mod group;
 mod messages;
+mod offsets;
 mod outcome;
 mod plan;
 mod polling;
 mod report;
 mod tls;
+mod transports;
 mod users;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use connect::Target;
+use connect::{Target, TlsSettings, Transport};
 use report::Report;
 
 /// Upper bound for a single check.
@@ -50,9 +56,51 @@ async fn main() -> ExitCode {
             "IGGO_TLS_ADDR and IGGO_TLS_CA",
         ),
     }
+    transport_part(&mut report).await;
     if report.finish() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// The QUIC, WebSocket and WSS checks, each run when its address is set.
+async fn transport_part(report: &mut Report) {
+    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+    let parts = [
+        ("quic", Transport::Quic, env("IGGO_QUIC_ADDR"), None),
+        (
+            "quic-ca",
+            Transport::Quic,
+            // Verified QUIC runs only with a root store to verify against.
+            env("IGGO_QUIC_TLS_ADDR").filter(|_| env("SSL_CERT_FILE").is_some()),
+            env("SSL_CERT_FILE").map(|ca| TlsSettings {
+                ca_file: Some(ca),
+                domain: "localhost".to_string(),
+            }),
+        ),
+        ("ws", Transport::WebSocket, env("IGGO_WS_ADDR"), None),
+        (
+            "wss",
+            Transport::WebSocket,
+            // WSS runs only with a CA to verify the server against.
+            env("IGGO_WSS_ADDR").filter(|_| env("IGGO_TLS_CA").is_some()),
+            env("IGGO_TLS_CA").map(|ca| TlsSettings {
+                ca_file: Some(ca),
+                domain: "localhost".to_string(),
+            }),
+        ),
+    ];
+    for (prefix, transport, address, tls) in parts {
+        match address {
+            Some(address) => {
+                let target = Target::new(transport, address, tls);
+                transports::checks(report, prefix, &target).await;
+            }
+            None => report.blocked(
+                &[&format!("{prefix}.login")],
+                "its address in the environment",
+            ),
+        }
     }
 }

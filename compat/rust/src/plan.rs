@@ -42,7 +42,7 @@ const GROUP_CHECKS: [&str; 6] = [
 
 /// The topic a creation check produced or, when the check failed although
 /// the topic exists, that topic, so that the later checks still run.
-async fn created_or_existing(
+pub async fn created_or_existing(
     created: Option<TopicRef>,
     client: &IggyClient,
     stream: &str,
@@ -140,18 +140,21 @@ pub async fn plain_checks(report: &mut Report, target: &Target) {
     match &main_topic {
         Some(topic) => {
             if report
-                .run("user.create", users::create(&root))
+                .run("user.create", users::create(&root, users::USER))
                 .await
                 .is_some()
             {
                 report
-                    .run("user.permissions", users::permissions(target, topic))
+                    .run(
+                        "user.permissions",
+                        users::permissions(target, topic, users::USER),
+                    )
                     .await;
             } else {
                 report.blocked(&["user.permissions"], "user.create");
             }
             report
-                .run("delete.user", users::delete(&root, target))
+                .run("delete.user", users::delete(&root, target, users::USER))
                 .await;
         }
         None => report.blocked(

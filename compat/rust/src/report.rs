@@ -68,6 +68,13 @@ impl Report {
         }
     }
 
+    /// Starts an independent group of checks: the hang budget
+    /// ([`MAX_HANGS`]) counts again from zero, so a transport that hangs
+    /// does not keep the next one from running.
+    pub fn section(&mut self) {
+        self.hangs = 0;
+    }
+
     /// Records checks that could not run because `prerequisite` failed;
     /// each counts as failed.
     pub fn blocked(&mut self, names: &[&str], prerequisite: &str) {

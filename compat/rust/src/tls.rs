@@ -10,7 +10,7 @@ use iggy::prelude::{
 };
 
 use crate::catalog::TopicRef;
-use crate::connect::{self, ROOT_PASSWORD, ROOT_USER, Target};
+use crate::connect::{self, ROOT_PASSWORD, ROOT_USER, Target, TlsSettings};
 use crate::messages::{message, payloads, poll};
 use crate::outcome::{Context, Outcome, ensure_eq};
 
@@ -51,20 +51,10 @@ pub async fn send_poll(client: &IggyClient, topic: &TopicRef) -> Outcome {
         .ctx("delete_stream over TLS")
 }
 
-/// Connects and logs in with the given TLS settings; `Ok` only when both
-/// worked, so a refused certificate is an `Err` (bounded by a timeout).
-async fn try_tls(address: &str, domain: &str, ca_file: Option<&str>) -> Result<(), String> {
-    let mut builder = IggyClient::builder()
-        .with_tcp()
-        .with_server_address(address.to_string())
-        .with_reconnection_max_retries(Some(0))
-        .with_tls_enabled(true)
-        .with_tls_domain(domain.to_string())
-        .with_tls_validate_certificate(true);
-    if let Some(ca) = ca_file {
-        builder = builder.with_tls_ca_file(ca.to_string());
-    }
-    let client = builder.build().map_err(|e| format!("build: {e}"))?;
+/// Connects and logs in to `target` with its TLS settings; `Ok` only when
+/// both worked, so a refused certificate is an `Err` (bounded by a timeout).
+pub async fn try_login(target: &Target) -> Result<(), String> {
+    let client = connect::build(target)?;
     let attempt = async {
         client
             .connect()
@@ -85,22 +75,26 @@ async fn try_tls(address: &str, domain: &str, ca_file: Option<&str>) -> Result<(
 }
 
 /// Without the scenario CA (built-in roots only), or with a name the
-/// certificate does not carry, the SDK must refuse the server.
+/// certificate does not carry, the SDK must refuse the server; with both it
+/// logs in. Works for every transport that takes a CA file (TCP, WSS).
 pub async fn verifies_certificate(target: &Target) -> Outcome {
-    let ca = target.tls_ca_file.as_deref().ctx("TLS CA file")?;
-    if try_tls(&target.address, &target.tls_domain, None)
-        .await
-        .is_ok()
-    {
+    let tls = target.tls.as_ref().ctx("TLS settings")?;
+    let ca = tls.ca_file.clone().ctx("TLS CA file")?;
+    let without_ca = target.with_tls(Some(TlsSettings {
+        ca_file: None,
+        domain: tls.domain.clone(),
+    }));
+    if try_login(&without_ca).await.is_ok() {
         return Err("connected and logged in without trusting the scenario CA".to_string());
     }
-    if try_tls(&target.address, "not-this-server.example", Some(ca))
-        .await
-        .is_ok()
-    {
+    let misnamed = target.with_tls(Some(TlsSettings {
+        ca_file: Some(ca),
+        domain: "not-this-server.example".to_string(),
+    }));
+    if try_login(&misnamed).await.is_ok() {
         return Err("connected and logged in with a server name the certificate lacks".to_string());
     }
-    try_tls(&target.address, &target.tls_domain, Some(ca))
+    try_login(target)
         .await
         .ctx("the same connection with the CA")
 }

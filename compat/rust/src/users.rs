@@ -11,13 +11,14 @@ use crate::connect::{self, Target};
 use crate::messages::{message, poll};
 use crate::outcome::{Context, Outcome, ensure, ensure_eq, expect_code};
 
-/// Name of the limited user.
+/// Name of the limited user of the plain-TCP checks; each transport part
+/// creates its own, so that one part's leftovers cannot break another.
 pub const USER: &str = "compat-limited";
-/// Its password.
+/// Password of every limited user.
 pub const PASSWORD: &str = "limited-secret-1";
 
-fn user_id() -> Identifier {
-    Identifier::named(USER).expect("the user name is a valid identifier")
+fn user_id(user: &str) -> Outcome<Identifier> {
+    Identifier::named(user).ctx("user identifier")
 }
 
 /// Read-only access to streams, topics and messages; nothing else.
@@ -32,19 +33,19 @@ fn limited_permissions() -> Permissions {
 }
 
 /// Creates the user and checks it reads back with its permissions.
-pub async fn create(root: &IggyClient) -> Outcome {
+pub async fn create(root: &IggyClient, user: &str) -> Outcome {
     let created = root
         .create_user(
-            USER,
+            user,
             PASSWORD,
             UserStatus::Active,
             Some(limited_permissions()),
         )
         .await
         .ctx("create_user")?;
-    ensure_eq("created username", created.username.as_str(), USER)?;
+    ensure_eq("created username", created.username.as_str(), user)?;
     let read = root
-        .get_user(&user_id())
+        .get_user(&user_id(user)?)
         .await
         .ctx("get_user")?
         .ctx("get_user")?;
@@ -56,14 +57,14 @@ pub async fn create(root: &IggyClient) -> Outcome {
         Some(limited_permissions()),
     )?;
     let users = root.get_users().await.ctx("get_users")?;
-    ensure(users.iter().any(|u| u.username == USER), || {
-        format!("{USER} missing from get_users")
+    ensure(users.iter().any(|u| u.username == user), || {
+        format!("{user} missing from get_users")
     })
 }
 
 /// Logged in as the limited user, reads succeed and writes are refused.
-pub async fn permissions(target: &Target, topic: &TopicRef) -> Outcome {
-    let client = connect::login(target, USER, PASSWORD).await?;
+pub async fn permissions(target: &Target, topic: &TopicRef, user: &str) -> Outcome {
+    let client = connect::login(target, user, PASSWORD).await?;
     let result = async {
         let streams = client
             .get_streams()
@@ -114,18 +115,21 @@ pub async fn permissions(target: &Target, topic: &TopicRef) -> Outcome {
 }
 
 /// Deletes the user; it is gone and can no longer log in (42).
-pub async fn delete(root: &IggyClient, target: &Target) -> Outcome {
-    root.delete_user(&user_id()).await.ctx("delete_user")?;
+pub async fn delete(root: &IggyClient, target: &Target, user: &str) -> Outcome {
+    root.delete_user(&user_id(user)?).await.ctx("delete_user")?;
     ensure(
-        root.get_user(&user_id()).await.ctx("get_user")?.is_none(),
+        root.get_user(&user_id(user)?)
+            .await
+            .ctx("get_user")?
+            .is_none(),
         || "deleted user still returned".to_string(),
     )?;
     let users = root.get_users().await.ctx("get_users")?;
-    ensure(users.iter().all(|u| u.username != USER), || {
-        format!("{USER} still in get_users")
+    ensure(users.iter().all(|u| u.username != user), || {
+        format!("{user} still in get_users")
     })?;
     let client = connect::connect(target).await?;
-    let result = client.login_user(USER, PASSWORD).await;
+    let result = client.login_user(user, PASSWORD).await;
     connect::close(client).await;
     expect_code("login as the deleted user", result, 42)
 }
