@@ -43,13 +43,26 @@ certs=$COMPAT_WORK/python-certs
 make_cert "$certs/server" || setup_failed "make_cert"
 make_cert "$certs/other" || setup_failed "make_cert"
 start_iggo PLAIN || setup_failed "start plain iggo server"
+# The plain server serves QUIC (ephemeral certificate) and plain WebSocket;
+# the TLS server serves QUIC and WSS with the make_cert certificate too.
 start_iggo TLS IGGY_TCP_TLS_ENABLED=true IGGY_TCP_TLS_SELF_SIGNED=false \
-  IGGY_TCP_TLS_CERT_FILE="$certs/server/cert.pem" IGGY_TCP_TLS_KEY_FILE="$certs/server/key.pem" ||
+  IGGY_TCP_TLS_CERT_FILE="$certs/server/cert.pem" IGGY_TCP_TLS_KEY_FILE="$certs/server/key.pem" \
+  IGGY_QUIC_CERTIFICATE_SELF_SIGNED=false \
+  IGGY_QUIC_CERTIFICATE_CERT_FILE="$certs/server/cert.pem" IGGY_QUIC_CERTIFICATE_KEY_FILE="$certs/server/key.pem" \
+  IGGY_WEBSOCKET_TLS_ENABLED=true IGGY_WEBSOCKET_TLS_SELF_SIGNED=false \
+  IGGY_WEBSOCKET_TLS_CERT_FILE="$certs/server/cert.pem" IGGY_WEBSOCKET_TLS_KEY_FILE="$certs/server/key.pem" ||
   setup_failed "start TLS iggo server"
 echo "python: apache-iggy $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("apache-iggy"))')," \
-  "servers $PLAIN (tcp) and $TLS (tls)"
+  "servers $PLAIN (tcp) and $TLS (tls); quic ${PLAIN_QUIC:-none} / ${TLS_QUIC:-none}," \
+  "ws ${PLAIN_WS:-none}, wss ${TLS_WS:-none}"
 
 export COMPAT_PY_ADDR=$PLAIN COMPAT_PY_TLS_ADDR=$TLS
+export COMPAT_PY_QUIC_ADDR=${PLAIN_QUIC:-} COMPAT_PY_QUIC_TLS_ADDR=${TLS_QUIC:-}
+export COMPAT_PY_WS_ADDR=${PLAIN_WS:-} COMPAT_PY_WSS_ADDR=${TLS_WS:-}
+# QuicConfig takes no CA file: with validate_certificate the SDK's QUIC
+# client trusts the platform root store, which on Linux is the file named by
+# SSL_CERT_FILE. TCP-TLS and WSS here always name their CA file explicitly.
+export SSL_CERT_FILE=$certs/server/ca.pem
 export COMPAT_PY_TLS_CA=$certs/server/ca.pem COMPAT_PY_OTHER_CA=$certs/other/ca.pem
 export COMPAT_PY_RESULT=$COMPAT_WORK/python-result
 export PYTHONDONTWRITEBYTECODE=1  # keep the checkout clean

@@ -1,7 +1,8 @@
 """Byte encoders and decoders for the few commands the scenario sends raw.
 
 apache-iggy 0.9.0 has no Python API for personal access tokens, consumer
-offsets or GET_ME, so the scenario reaches them through the SDK's own
+offsets (IggyClient has neither a store nor a get call) or GET_ME, so the
+scenario reaches them through the SDK's own
 ``IggyClient.send_binary_request(code, payload)``, which frames the request,
 strips the result section and raises on an error status. The layouts follow
 ../shared/protocol/encodings.md and commands.md; everything is little-endian.
@@ -18,6 +19,7 @@ GET_PERSONAL_ACCESS_TOKENS = 41
 CREATE_PERSONAL_ACCESS_TOKEN = 42
 DELETE_PERSONAL_ACCESS_TOKEN = 43
 GET_CONSUMER_OFFSET = 120
+STORE_CONSUMER_OFFSET = 121
 GET_STREAMS = 201
 CREATE_TOPIC = 302
 
@@ -125,6 +127,26 @@ def get_consumer_offset(
     """Encodes GET_CONSUMER_OFFSET: [consumer][stream][topic][OptPartition]."""
     return (
         consumer(kind, ident) + identifier(stream) + identifier(topic) + opt_partition(partition_id)
+    )
+
+
+def store_consumer_offset(
+    kind: int,
+    ident: str | int,
+    stream: str | int,
+    topic: str | int,
+    partition_id: int,
+    offset: int,
+    ack: int = 1,
+) -> bytes:
+    """Encodes STORE_CONSUMER_OFFSET:
+    [consumer][stream][topic][OptPartition][offset u64][ack u8], ack 1 = Quorum."""
+    return (
+        consumer(kind, ident)
+        + identifier(stream)
+        + identifier(topic)
+        + opt_partition(partition_id)
+        + struct.pack("<QB", offset, ack)
     )
 
 
