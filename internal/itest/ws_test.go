@@ -49,15 +49,12 @@ func wsRead(t *testing.T, wc *websocket.Conn) (websocket.MessageType, []byte, er
 // expectWSClose reads until the server closes and checks its status.
 func expectWSClose(t *testing.T, wc *websocket.Conn, want websocket.StatusCode) {
 	t.Helper()
-	for {
-		_, msg, err := wsRead(t, wc)
-		if err == nil {
-			t.Fatalf("got a %d-byte message, want close %v", len(msg), want)
-		}
-		if got := websocket.CloseStatus(err); got != want {
-			t.Fatalf("closed with %v (%v), want %v", got, err, want)
-		}
-		return
+	_, msg, err := wsRead(t, wc)
+	if err == nil {
+		t.Fatalf("got a %d-byte message, want close %v", len(msg), want)
+	}
+	if got := websocket.CloseStatus(err); got != want {
+		t.Fatalf("closed with %v (%v), want %v", got, err, want)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/iggo-dev/iggo/internal/transport/bufpool"
 	"io"
 	"net"
 	"os"
@@ -17,6 +18,10 @@ import (
 	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/wire"
 )
+
+// coalesceLimit is the largest reply body copied behind its header so the
+// reply goes out in one stream write.
+const coalesceLimit = 64 << 10
 
 // conn is one QUIC connection: one goroutine serves its streams in turn.
 type conn struct {
@@ -95,11 +100,11 @@ func drop(st *qgo.Stream) {
 func (c *conn) serve(st *qgo.Stream) bool {
 	cfg := &c.s.cfg
 	st.SetReadDeadline(time.Now().Add(cfg.FrameReadTimeout))
-	x := c.s.pools.exchange()
-	defer c.s.pools.putExchange(x)
+	x := c.s.pools.Exchange()
+	defer c.s.pools.PutExchange(x)
 	body, err := readFrame(st, &c.hdr, x, cfg.MaxFrameSize, &c.s.pools)
 	if body != nil {
-		defer c.s.pools.putBody(body)
+		defer c.s.pools.PutBody(body)
 	}
 	if err != nil {
 		c.s.log.Debug("quic stream dropped", "addr", c.sess.Addr, "stream", st.StreamID(), "err", err)
@@ -134,7 +139,7 @@ var errBadFrame = errors.New("not a request frame of a valid size")
 // readFrame reads one request frame from r into x (header decoded, Body
 // set) using hdr as header scratch; bytes after the frame are not read.
 // The returned body buffer, when non-nil, goes back to p after use.
-func readFrame(r io.Reader, hdr *[wire.HeaderSize]byte, x *dispatch.Exchange, maxFrame uint32, p *pools) (*[]byte, error) {
+func readFrame(r io.Reader, hdr *[wire.HeaderSize]byte, x *dispatch.Exchange, maxFrame uint32, p *bufpool.Pools) (*[]byte, error) {
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, fmt.Errorf("header: %w", err)
 	}
@@ -149,7 +154,7 @@ func readFrame(r io.Reader, hdr *[wire.HeaderSize]byte, x *dispatch.Exchange, ma
 	if size == wire.HeaderSize {
 		return nil, nil
 	}
-	body := p.body(int(size - wire.HeaderSize))
+	body := p.Body(int(size - wire.HeaderSize))
 	if _, err := io.ReadFull(r, *body); err != nil {
 		return body, fmt.Errorf("body of %d bytes: %w", size, err)
 	}
@@ -164,11 +169,11 @@ func readFrame(r io.Reader, hdr *[wire.HeaderSize]byte, x *dispatch.Exchange, ma
 func (c *conn) reply(st *qgo.Stream, x *dispatch.Exchange) error {
 	st.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 	if len(x.Out) <= coalesceLimit {
-		p := c.s.pools.scratch()
+		p := c.s.pools.Scratch()
 		b := append(append((*p)[:0], x.Head[:]...), x.Out...)
 		_, err := st.Write(b)
 		*p = b
-		c.s.pools.putScratch(p)
+		c.s.pools.PutScratch(p, 2*coalesceLimit)
 		if err != nil {
 			return err
 		}

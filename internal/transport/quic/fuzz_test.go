@@ -2,6 +2,7 @@ package quic
 
 import (
 	"bytes"
+	"github.com/iggo-dev/iggo/internal/transport/bufpool"
 	"testing"
 
 	"github.com/iggo-dev/iggo/internal/dispatch"
@@ -19,7 +20,7 @@ func FuzzReadFrame(f *testing.F) {
 	f.Add(h.AppendTo(nil))
 	f.Add([]byte{1, 2, 3})
 	const maxFrame = 4096
-	var p pools
+	var p bufpool.Pools
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var hdr [wire.HeaderSize]byte
 		x := new(dispatch.Exchange)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/iggo-dev/iggo/internal/transport/bufpool"
 	"log/slog"
 	"net"
 	"sync"
@@ -69,7 +70,7 @@ type Server struct {
 	tr       *qgo.Transport
 	ln       *qgo.Listener
 	log      *slog.Logger
-	pools    pools
+	pools    bufpool.Pools
 
 	active atomic.Int64
 	wg     sync.WaitGroup

@@ -75,7 +75,6 @@ func TestAnswerInlineInLockstep(t *testing.T) {
 // released the queue drains and the reader writes again itself. Pipelined
 // replies leave in request order across both paths and none is lost.
 func TestAnswersInOrderAcrossPaths(t *testing.T) {
-	const n = 60
 	s := newTestServer(t)
 	srv, cli := net.Pipe()
 	sc := &stackConn{Conn: srv}

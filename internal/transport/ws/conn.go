@@ -150,11 +150,11 @@ func (c *conn) end() bool {
 func (c *conn) serve(r io.Reader) bool {
 	cfg := &c.s.cfg
 	c.nc.SetReadDeadline(time.Now().Add(cfg.FrameReadTimeout))
-	x := c.s.pools.exchange()
-	defer c.s.pools.putExchange(x)
+	x := c.s.pools.Exchange()
+	defer c.s.pools.PutExchange(x)
 	body, err := c.readFrame(r, x)
 	if body != nil {
-		defer c.s.pools.putBody(body)
+		defer c.s.pools.PutBody(body)
 	}
 	if err != nil {
 		c.s.log.Debug("closing websocket: bad message", "addr", c.sess.Addr, "err", err)
@@ -199,7 +199,7 @@ func (c *conn) readFrame(r io.Reader, x *dispatch.Exchange) (*[]byte, error) {
 	_ = x.Header.Decode(c.hdr[:]) // cannot fail: full header, kind checked
 	var body *[]byte
 	if size > wire.HeaderSize {
-		body = c.s.pools.body(int(size - wire.HeaderSize))
+		body = c.s.pools.Body(int(size - wire.HeaderSize))
 		if _, err := io.ReadFull(r, *body); err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 				return body, errBadFrame
@@ -221,7 +221,7 @@ func (c *conn) readFrame(r io.Reader, x *dispatch.Exchange) (*[]byte, error) {
 // MaxWireFrame bytes, continuation frames beyond. Stored messages of a
 // poll (the Tail) are copied behind the header as they are.
 func (c *conn) reply(x *dispatch.Exchange) error {
-	p := c.s.pools.scratch()
+	p := c.s.pools.Scratch()
 	b := append(append((*p)[:0], x.Head[:]...), x.Out...)
 	if x.Tail != nil {
 		w := appender{b: b}
@@ -233,7 +233,7 @@ func (c *conn) reply(x *dispatch.Exchange) error {
 	err := c.write(b)
 	if cap(b) <= retainScratch {
 		*p = b[:0]
-		c.s.pools.putScratch(p)
+		c.s.pools.PutScratch(p, retainScratch)
 	}
 	return err
 }

@@ -25,7 +25,7 @@ func FuzzReadFrame(f *testing.F) {
 		x := new(dispatch.Exchange)
 		body, err := c.readFrame(bytes.NewReader(data), x)
 		if body != nil {
-			defer s.pools.putBody(body)
+			defer s.pools.PutBody(body)
 		}
 		valid := len(data) >= wire.HeaderSize && wire.PeekKind(data) == wire.KindRequest &&
 			int(wire.PeekSize(data)) == len(data) && len(data) <= maxFrame

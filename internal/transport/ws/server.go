@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/iggo-dev/iggo/internal/transport/bufpool"
 	"log/slog"
 	"net"
 	"net/http"
@@ -52,7 +53,7 @@ type Server struct {
 	ln       net.Listener
 	http     *http.Server
 	log      *slog.Logger
-	pools    pools
+	pools    bufpool.Pools
 
 	active atomic.Int64
 	wg     sync.WaitGroup
