@@ -69,7 +69,7 @@ func TestNormalizeRefuses(t *testing.T) {
 		{"huge batch", Config{Scenario: PinnedProducer, MessageSize: 1 << 20, MessagesPerBatch: 100}, "--messages-per-batch"},
 		{"negative warmup", Config{Scenario: PinnedProducer, WarmupTime: -time.Second}, "negative"},
 		{"too many actors", Config{Scenario: BalancedProducer, Producers: MaxActors + 1}, "within 0.."},
-		{"quic", Config{Scenario: PinnedProducer, Transport: "quic"}, "only tcp"},
+		{"unknown transport", Config{Scenario: PinnedProducer, Transport: "http"}, "want tcp, quic or ws"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.cfg

@@ -335,6 +335,26 @@ func TestEmbeddedTLS(t *testing.T) {
 	}
 }
 
+// TestEmbeddedTransports runs a producing and consuming scenario over QUIC,
+// WebSocket and WSS against the embedded broker: every message is counted
+// through, and the result records the transport.
+func TestEmbeddedTransports(t *testing.T) {
+	for _, tc := range []struct {
+		transport string
+		tls       bool
+	}{{"quic", false}, {"ws", false}, {"ws", true}} {
+		t.Run(fmt.Sprintf("%s tls=%v", tc.transport, tc.tls), func(t *testing.T) {
+			cfg := small(PinnedProducerAndConsumer, "")
+			cfg.Transport, cfg.TLS, cfg.Producers, cfg.Consumers = tc.transport, tc.tls, 1, 1
+			r := runAndRead(t, cfg)
+			checkComplete(t, cfg, r)
+			if r.Params.Transport != tc.transport || r.Params.TLS != tc.tls {
+				t.Fatalf("params: transport %q tls %v", r.Params.Transport, r.Params.TLS)
+			}
+		})
+	}
+}
+
 // TestRunRefusesBadConfig checks Run validates before doing anything.
 func TestRunRefusesBadConfig(t *testing.T) {
 	if _, err := Run(t.Context(), Config{Scenario: "nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
