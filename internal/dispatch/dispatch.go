@@ -3,6 +3,7 @@ package dispatch
 import (
 	"io"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/session"
@@ -90,13 +91,14 @@ type Options struct {
 }
 
 // Dispatcher routes requests. It is safe for concurrent use by every
-// connection once its handlers are registered.
+// connection; Handle may also be called while requests are served (the
+// table is read with one atomic load per request).
 type Dispatcher struct {
 	sessions *session.Manager
 	users    auth.Store
 	logger   *slog.Logger
 	groups   func(wire.Uint128) []wire.ClientConsumerGroup
-	handlers [maxCode + 1]Handler
+	handlers [maxCode + 1]atomic.Pointer[Handler]
 }
 
 // New returns a Dispatcher over the session manager and the user store,
@@ -117,7 +119,11 @@ func (d *Dispatcher) Handle(code wire.Command, h Handler) {
 	if code > maxCode {
 		panic("dispatch: command code out of range")
 	}
-	d.handlers[code] = h
+	if h == nil {
+		d.handlers[code].Store(nil)
+		return
+	}
+	d.handlers[code].Store(&h)
 }
 
 // Sessions returns the session manager.
@@ -130,7 +136,10 @@ func (d *Dispatcher) handler(code wire.Command) Handler {
 	if code > maxCode {
 		return nil
 	}
-	return d.handlers[code]
+	if h := d.handlers[code].Load(); h != nil {
+		return *h
+	}
+	return nil
 }
 
 // Serve answers the request in x (Header, Body and Conn set). On return
