@@ -343,6 +343,13 @@ func (b *Broker) Run(ctx context.Context) error {
 		return b.Shutdown(sctx)
 	case err := <-serveErr:
 		if err != nil {
+			// One listener failed: stop the others and close the planes
+			// cleanly before reporting it.
+			sctx, scancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
+			defer scancel()
+			if serr := b.Shutdown(sctx); serr != nil {
+				b.log.Warn("shutdown after a listener failed", "err", serr)
+			}
 			return err
 		}
 		<-b.done

@@ -101,6 +101,8 @@ func (c *conn) refuseLegacy(n int) bool {
 	}
 	c.s.log.Warn("refusing client: legacy pre-0.11 framing, Iggo speaks protocol "+wire.ProtocolVersionString+": upgrade the SDK",
 		"addr", c.sess.Addr, "command", uint32(code))
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 	if _, err := c.nc.Write(legacyAnswer()); err != nil {
 		c.s.log.Debug("legacy answer not written", "addr", c.sess.Addr, "err", err)

@@ -43,6 +43,10 @@ type conn struct {
 	busy    bool // guarded by mu: a request is being served
 	stopped bool // guarded by mu: Shutdown asked the connection to end
 	closing bool // guarded by mu: the server started the close handshake
+
+	// wmu serialises whole writes (deadline + message): a reply from run
+	// and an eviction from the session manager's goroutine.
+	wmu sync.Mutex
 }
 
 func newConn(s *Server, wc *websocket.Conn, nc net.Conn, addr string) *conn {
@@ -223,14 +227,15 @@ func (c *conn) readFrame(r io.Reader, x *dispatch.Exchange) (*[]byte, error) {
 func (c *conn) reply(x *dispatch.Exchange) error {
 	p := c.s.pools.Scratch()
 	b := append(append((*p)[:0], x.Head[:]...), x.Out...)
+	var err error
 	if x.Tail != nil {
 		w := appender{b: b}
-		if _, err := x.Tail.WriteTo(&w); err != nil {
-			return err
-		}
+		_, err = x.Tail.WriteTo(&w)
 		b = w.b
 	}
-	err := c.write(b)
+	if err == nil {
+		err = c.write(b)
+	}
 	if cap(b) <= retainScratch {
 		*p = b[:0]
 		c.s.pools.PutScratch(p, retainScratch)
@@ -240,6 +245,8 @@ func (c *conn) reply(x *dispatch.Exchange) error {
 
 // write sends b as one binary message within the write timeout.
 func (c *conn) write(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 	max := c.s.cfg.MaxWireFrame
 	if len(b) <= max {

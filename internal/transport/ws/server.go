@@ -141,11 +141,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.run()
 }
 
-// track registers a new connection; nil after Shutdown.
+// track registers a new connection; nil after Shutdown or when the
+// connection cap is reached (the check before the upgrade is only a fast
+// path: concurrent upgrades are counted here, under mu).
 func (s *Server) track(wc *websocket.Conn, nc net.Conn, addr string) *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.shutdown {
+	if s.shutdown || s.active.Load() >= int64(s.cfg.MaxConnections) {
 		return nil
 	}
 	c := newConn(s, wc, nc, addr)
