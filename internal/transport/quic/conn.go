@@ -46,6 +46,12 @@ func newConn(s *Server, qc *qgo.Conn) *conn {
 	return c
 }
 
+// Stop implements connset.Conn.
+func (c *conn) Stop() { c.stop() }
+
+// Abort implements connset.Conn: close with 0x1003 "shutdown".
+func (c *conn) Abort() { c.qc.CloseWithError(CodeShutdown, "shutdown") }
+
 // stop asks run to finish after the stream it is serving.
 func (c *conn) stop() {
 	c.stopFlag.Store(true)

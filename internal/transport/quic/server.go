@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"github.com/iggo-dev/iggo/internal/transport/bufpool"
+	"github.com/iggo-dev/iggo/internal/transport/connset"
 	"log/slog"
 	"net"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	qgo "github.com/quic-go/quic-go"
@@ -73,12 +72,7 @@ type Server struct {
 	log      *slog.Logger
 	pools    bufpool.Pools
 
-	active atomic.Int64
-	wg     sync.WaitGroup
-
-	mu       sync.Mutex
-	conns    map[*conn]struct{} // guarded by mu
-	shutdown bool               // guarded by mu
+	conns connset.Set[*conn]
 }
 
 // Listen binds the UDP socket and the QUIC listener; Serve accepts on it.
@@ -94,7 +88,7 @@ func Listen(cfg Config, d *dispatch.Dispatcher) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, d: d, sessions: d.Sessions(), udp: udp, log: cfg.Logger, conns: map[*conn]struct{}{}}
+	s := &Server{cfg: cfg, d: d, sessions: d.Sessions(), udp: udp, log: cfg.Logger}
 	s.tr = &qgo.Transport{Conn: udp}
 	ln, err := s.tr.Listen(serverTLS(cfg.TLS), quicConfig(cfg))
 	if err != nil {
@@ -147,7 +141,7 @@ func quicConfig(cfg Config) *qgo.Config {
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
 // Connections is the number of open connections.
-func (s *Server) Connections() int { return int(s.active.Load()) }
+func (s *Server) Connections() int { return s.conns.Len() }
 
 // Serve accepts connections until Shutdown; it then returns nil.
 func (s *Server) Serve() error {
@@ -159,7 +153,7 @@ func (s *Server) Serve() error {
 			}
 			return fmt.Errorf("quic accept: %w", err)
 		}
-		if s.active.Load() >= int64(s.cfg.MaxConnections) {
+		if s.conns.Full(s.cfg.MaxConnections) {
 			s.log.Debug("quic connection refused: limit reached", "addr", qc.RemoteAddr().String(), "limit", s.cfg.MaxConnections)
 			qc.CloseWithError(CodeShutdown, "connection limit")
 			continue
@@ -172,63 +166,29 @@ func (s *Server) Serve() error {
 
 // track registers a new connection; nil (and qc closed) after Shutdown.
 func (s *Server) track(qc *qgo.Conn) *conn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.shutdown {
+	c, ok := s.conns.Add(0, func() *conn { return newConn(s, qc) })
+	if !ok {
 		qc.CloseWithError(CodeShutdown, "shutdown")
 		return nil
 	}
-	c := newConn(s, qc)
-	s.conns[c] = struct{}{}
-	s.active.Add(1)
-	s.wg.Add(1)
 	return c
 }
 
-func (s *Server) remove(c *conn) {
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-	s.active.Add(-1)
-	s.wg.Done()
-}
+func (s *Server) remove(c *conn) { s.conns.Remove(c) }
 
-func (s *Server) stopping() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.shutdown
-}
+func (s *Server) stopping() bool { return s.conns.Stopping() }
 
 // Shutdown stops accepting, lets every connection finish the stream it is
 // serving, then closes them with 0x1003 "shutdown". Sessions are kept (no
 // Logout is committed), as on TCP. When ctx ends first, the remaining
 // connections are closed at once.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.shutdown = true
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	err := s.ln.Close()
-	if errors.Is(err, net.ErrClosed) || errors.Is(err, qgo.ErrServerClosed) {
-		err = nil
-	}
-	for _, c := range conns {
-		c.stop()
-	}
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		for _, c := range conns {
-			c.qc.CloseWithError(CodeShutdown, "shutdown")
+	err := s.conns.Shutdown(ctx, func() error {
+		if err := s.ln.Close(); !errors.Is(err, net.ErrClosed) && !errors.Is(err, qgo.ErrServerClosed) {
+			return err
 		}
-		<-done
-		err = ctx.Err()
-	}
+		return nil
+	})
 	s.tr.Close() // does not close a socket it did not create
 	if cerr := s.udp.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) && err == nil {
 		err = cerr

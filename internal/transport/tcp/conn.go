@@ -68,6 +68,12 @@ func newConn(s *Server, nc net.Conn) *conn {
 // close closes the socket once.
 func (c *conn) close() { c.closeOnce.Do(func() { c.nc.Close() }) }
 
+// Stop implements connset.Conn.
+func (c *conn) Stop() { c.stop() }
+
+// Abort implements connset.Conn.
+func (c *conn) Abort() { c.nc.Close() }
+
 // stop asks the reader to finish after the frame it is serving.
 func (c *conn) stop() {
 	c.stopFlag.Store(true)

@@ -6,12 +6,11 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/dispatch"
 	"github.com/iggo-dev/iggo/internal/session"
+	"github.com/iggo-dev/iggo/internal/transport/connset"
 )
 
 // Config configures the listener.
@@ -39,12 +38,7 @@ type Server struct {
 	ln       net.Listener
 	log      *slog.Logger
 
-	active atomic.Int64
-	wg     sync.WaitGroup
-
-	mu       sync.Mutex
-	conns    map[*conn]struct{} // guarded by mu
-	shutdown bool               // guarded by mu
+	conns connset.Set[*conn]
 }
 
 // Listen binds the listener; Serve accepts on it.
@@ -56,14 +50,14 @@ func Listen(cfg Config, d *dispatch.Dispatcher) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, d: d, sessions: d.Sessions(), ln: ln, log: cfg.Logger, conns: map[*conn]struct{}{}}, nil
+	return &Server{cfg: cfg, d: d, sessions: d.Sessions(), ln: ln, log: cfg.Logger}, nil
 }
 
 // Addr is the bound address.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
 // Connections is the number of open connections.
-func (s *Server) Connections() int { return int(s.active.Load()) }
+func (s *Server) Connections() int { return s.conns.Len() }
 
 // Serve accepts connections until Shutdown; it then returns nil.
 func (s *Server) Serve() error {
@@ -81,7 +75,7 @@ func (s *Server) Serve() error {
 			continue
 		}
 		delay = 0
-		if s.active.Load() >= int64(s.cfg.MaxConnections) {
+		if s.conns.Full(s.cfg.MaxConnections) {
 			s.log.Debug("connection refused: limit reached", "addr", nc.RemoteAddr().String(), "limit", s.cfg.MaxConnections)
 			nc.Close()
 			continue
@@ -94,62 +88,27 @@ func (s *Server) Serve() error {
 
 // track registers a new connection; nil (and nc closed) after Shutdown.
 func (s *Server) track(nc net.Conn) *conn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.shutdown {
+	c, ok := s.conns.Add(0, func() *conn { return newConn(s, nc) })
+	if !ok {
 		nc.Close()
 		return nil
 	}
-	c := newConn(s, nc)
-	s.conns[c] = struct{}{}
-	s.active.Add(1)
-	s.wg.Add(1)
 	return c
 }
 
-func (s *Server) remove(c *conn) {
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-	s.active.Add(-1)
-	s.wg.Done()
-}
+func (s *Server) remove(c *conn) { s.conns.Remove(c) }
 
 // Shutdown stops accepting, lets every connection finish the request it is
 // serving and flush its replies, then closes them. Sessions are kept (no
 // Logout is committed) so they can survive a restart. When ctx ends first,
 // the remaining connections are closed at once.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.shutdown = true
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	err := s.ln.Close()
-	if errors.Is(err, net.ErrClosed) {
-		err = nil
-	}
-	for _, c := range conns {
-		c.stop()
-	}
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return err
-	case <-ctx.Done():
-		for _, c := range conns {
-			c.nc.Close()
+	return s.conns.Shutdown(ctx, func() error {
+		if err := s.ln.Close(); !errors.Is(err, net.ErrClosed) {
+			return err
 		}
-		<-done
-		return ctx.Err()
-	}
+		return nil
+	})
 }
 
-func (s *Server) stopping() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.shutdown
-}
+func (s *Server) stopping() bool { return s.conns.Stopping() }

@@ -55,6 +55,12 @@ func newConn(s *Server, wc *websocket.Conn, nc net.Conn, addr string) *conn {
 	return c
 }
 
+// Stop implements connset.Conn.
+func (c *conn) Stop() { c.stop() }
+
+// Abort implements connset.Conn.
+func (c *conn) Abort() { c.nc.Close() }
+
 // stop asks the connection to end once the request it serves (if any) is
 // answered.
 func (c *conn) stop() {

@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"github.com/iggo-dev/iggo/internal/transport/bufpool"
+	"github.com/iggo-dev/iggo/internal/transport/connset"
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -55,12 +54,7 @@ type Server struct {
 	log      *slog.Logger
 	pools    bufpool.Pools
 
-	active atomic.Int64
-	wg     sync.WaitGroup
-
-	mu       sync.Mutex
-	conns    map[*conn]struct{} // guarded by mu
-	shutdown bool               // guarded by mu
+	conns connset.Set[*conn]
 }
 
 // connKey is the request-context key of the accepted net.Conn.
@@ -78,7 +72,7 @@ func Listen(cfg Config, d *dispatch.Dispatcher) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, d: d, sessions: d.Sessions(), ln: ln, log: cfg.Logger, conns: map[*conn]struct{}{}}
+	s := &Server{cfg: cfg, d: d, sessions: d.Sessions(), ln: ln, log: cfg.Logger}
 	s.http = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: cfg.HandshakeTimeout,
@@ -100,7 +94,7 @@ func Listen(cfg Config, d *dispatch.Dispatcher) (*Server, error) {
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
 // Connections is the number of open WebSocket connections.
-func (s *Server) Connections() int { return int(s.active.Load()) }
+func (s *Server) Connections() int { return s.conns.Len() }
 
 // Serve accepts connections until Shutdown; it then returns nil.
 func (s *Server) Serve() error {
@@ -117,7 +111,7 @@ func (s *Server) Serve() error {
 // ServeHTTP upgrades the request and serves the connection until it ends.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	nc, _ := r.Context().Value(connKey{}).(net.Conn)
-	if nc == nil || s.stopping() || s.active.Load() >= int64(s.cfg.MaxConnections) {
+	if nc == nil || s.stopping() || s.conns.Full(s.cfg.MaxConnections) {
 		http.Error(w, "server unavailable", http.StatusServiceUnavailable)
 		return
 	}
@@ -143,60 +137,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // track registers a new connection; nil after Shutdown or when the
 // connection cap is reached (the check before the upgrade is only a fast
-// path: concurrent upgrades are counted here, under mu).
+// path: Add counts concurrent upgrades under its lock).
 func (s *Server) track(wc *websocket.Conn, nc net.Conn, addr string) *conn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.shutdown || s.active.Load() >= int64(s.cfg.MaxConnections) {
+	c, ok := s.conns.Add(s.cfg.MaxConnections, func() *conn { return newConn(s, wc, nc, addr) })
+	if !ok {
 		return nil
 	}
-	c := newConn(s, wc, nc, addr)
-	s.conns[c] = struct{}{}
-	s.active.Add(1)
-	s.wg.Add(1)
 	return c
 }
 
-func (s *Server) remove(c *conn) {
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-	s.active.Add(-1)
-	s.wg.Done()
-}
+func (s *Server) remove(c *conn) { s.conns.Remove(c) }
 
-func (s *Server) stopping() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.shutdown
-}
+func (s *Server) stopping() bool { return s.conns.Stopping() }
 
 // Shutdown stops accepting, lets every connection finish the request it
 // is serving, then closes them (Close frame, bounded by CloseGrace).
 // Sessions are kept, as on TCP. When ctx ends first, the remaining
 // connections are closed at once.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.shutdown = true
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	err := s.http.Close() // listener and connections still in the upgrade
-	for _, c := range conns {
-		c.stop()
-	}
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return err
-	case <-ctx.Done():
-		for _, c := range conns {
-			c.nc.Close()
-		}
-		<-done
-		return ctx.Err()
-	}
+	// Closing the http.Server closes the listener and the connections
+	// still in the upgrade.
+	return s.conns.Shutdown(ctx, s.http.Close)
 }
