@@ -194,6 +194,12 @@ func throughputChart(b *strings.Builder, r *Result) {
 	for _, g := range r.Groups {
 		add(fmt.Sprintf("all %ss", g.Kind), g.Series, 2.5)
 	}
+	drawTimeSeries(b, "MB/s", lines)
+}
+
+// drawTimeSeries draws lines over "seconds after warmup", both axes scaled
+// to the largest point and rounded up to a tick.
+func drawTimeSeries(b *strings.Builder, ylabel string, lines []line) {
 	p := newPlot()
 	for _, l := range lines {
 		for _, pt := range l.pts {
@@ -204,7 +210,7 @@ func throughputChart(b *strings.Builder, r *Result) {
 	p.ymax = yt[len(yt)-1].at
 	xt := niceTicks(p.xmax, 10)
 	p.xmax = xt[len(xt)-1].at
-	p.draw(b, xt, yt, "seconds after warmup", "MB/s", lines)
+	p.draw(b, xt, yt, "seconds after warmup", ylabel, lines)
 }
 
 // percentileX maps a fraction q to the HdrHistogram plot axis
@@ -332,17 +338,7 @@ func resourcesChart(b *strings.Builder, r *Result) {
 		ylabel string
 		lines  []line
 	}{{"MiB", mem}, {"count", counts}} {
-		p := newPlot()
-		for _, l := range c.lines {
-			for _, pt := range l.pts {
-				p.xmax, p.ymax = max(p.xmax, pt[0]), max(p.ymax, pt[1])
-			}
-		}
-		yt := niceTicks(p.ymax, 6)
-		p.ymax = yt[len(yt)-1].at
-		xt := niceTicks(p.xmax, 10)
-		p.xmax = xt[len(xt)-1].at
-		p.draw(b, xt, yt, "seconds after warmup", c.ylabel, c.lines)
+		drawTimeSeries(b, c.ylabel, c.lines)
 	}
 	if embedded {
 		b.WriteString("<p class=\"meta\">The broker is embedded: the process, its heap and goroutines include the benchmark's own actors (a fixed number).</p>\n")
