@@ -1,0 +1,397 @@
+package httpapi
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// MaxPayloadBytes is the largest message payload over HTTP (http-api.md
+// §7.5).
+const MaxPayloadBytes = 64_000_000
+
+// SendMessagesRequest is POST .../messages; only these two keys are
+// allowed.
+type SendMessagesRequest struct {
+	Partitioning *PartitioningJSON `json:"partitioning"`
+	Messages     *[]MessageJSON    `json:"messages"`
+}
+
+// PartitioningJSON is {kind, value}: value is base64 (a 4-byte LE
+// partition id, a message key, or "" for balanced).
+type PartitioningJSON struct {
+	Kind  *string `json:"kind"`
+	Value *string `json:"value"`
+}
+
+// MessageJSON is one message to send.
+type MessageJSON struct {
+	ID      *U128   `json:"id,omitempty"`
+	Payload *string `json:"payload"`
+	// UserHeaders is an array of header entries, or a base64 string of a
+	// pre-encoded TLV block.
+	UserHeaders json.RawMessage `json:"user_headers,omitempty"`
+}
+
+// HeaderFieldJSON is a user-header key or value.
+type HeaderFieldJSON struct {
+	Kind  string `json:"kind"`
+	Value string `json:"value"`
+}
+
+// HeaderEntryJSON is one user header.
+type HeaderEntryJSON struct {
+	Key   HeaderFieldJSON `json:"key"`
+	Value HeaderFieldJSON `json:"value"`
+}
+
+// SendConfirmation is one partition append.
+type SendConfirmation struct {
+	StreamID    uint32 `json:"stream_id"`
+	TopicID     uint32 `json:"topic_id"`
+	PartitionID uint32 `json:"partition_id"`
+	BaseOffset  uint64 `json:"base_offset"`
+}
+
+// SendMessagesReply is the 201 body of a produce.
+type SendMessagesReply struct {
+	Confirmations []SendConfirmation `json:"confirmations"`
+}
+
+// PolledHeader is a polled message's header.
+type PolledHeader struct {
+	Checksum          uint64 `json:"checksum"`
+	ID                U128   `json:"id"`
+	Offset            uint64 `json:"offset"`
+	Timestamp         uint64 `json:"timestamp"`
+	OriginTimestamp   uint64 `json:"origin_timestamp"`
+	UserHeadersLength uint32 `json:"user_headers_length"`
+	PayloadLength     uint32 `json:"payload_length"`
+	Reserved          uint64 `json:"reserved"`
+}
+
+// PolledMessage is one polled message; user_headers is an entry array,
+// or a base64 string when the stored block does not parse.
+type PolledMessage struct {
+	Header      PolledHeader `json:"header"`
+	Payload     string       `json:"payload"`
+	UserHeaders any          `json:"user_headers"`
+}
+
+// PolledMessages is the poll reply.
+type PolledMessages struct {
+	PartitionID   uint32          `json:"partition_id"`
+	CurrentOffset uint64          `json:"current_offset"`
+	Count         uint32          `json:"count"`
+	Messages      []PolledMessage `json:"messages"`
+}
+
+var headerKinds = map[string]wire.HeaderKind{
+	"raw": wire.HeaderRaw, "string": wire.HeaderString, "bool": wire.HeaderBool,
+	"int8": wire.HeaderInt8, "int16": wire.HeaderInt16, "int32": wire.HeaderInt32, "int64": wire.HeaderInt64, "int128": wire.HeaderInt128,
+	"uint8": wire.HeaderUint8, "uint16": wire.HeaderUint16, "uint32": wire.HeaderUint32, "uint64": wire.HeaderUint64, "uint128": wire.HeaderUint128,
+	"float32": wire.HeaderFloat32, "float64": wire.HeaderFloat64,
+}
+
+func headerField(f HeaderFieldJSON) (wire.HeaderField, error) {
+	k, ok := headerKinds[strings.ToLower(f.Kind)]
+	if !ok {
+		return wire.HeaderField{}, errUnprocessable("unknown user header kind " + strconv.Quote(f.Kind))
+	}
+	data, err := base64.StdEncoding.DecodeString(f.Value)
+	if err != nil {
+		return wire.HeaderField{}, errUnprocessable("user header value is not base64")
+	}
+	hf := wire.HeaderField{Kind: k, Data: data}
+	if err := hf.Validate(); err != nil {
+		return hf, codeError(wire.CodeOf(err))
+	}
+	return hf, nil
+}
+
+// userHeaders encodes a message's user_headers (absent/null: none).
+func userHeaders(raw json.RawMessage) ([]byte, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return nil, nil
+	}
+	if s[0] == '"' {
+		var b64 string
+		if err := json.Unmarshal(raw, &b64); err != nil {
+			return nil, errUnprocessable("user_headers is not a string")
+		}
+		block, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return nil, errUnprocessable("user_headers is not base64")
+		}
+		return block, nil
+	}
+	var entries []HeaderEntryJSON
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return nil, errUnprocessable("user_headers must be an array or a base64 string")
+	}
+	var hs wire.UserHeaders
+	for _, e := range entries {
+		k, err := headerField(e.Key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := headerField(e.Value)
+		if err != nil {
+			return nil, err
+		}
+		hs = append(hs, wire.UserHeader{Key: k, Value: v})
+	}
+	block := hs.AppendTo(nil)
+	if len(block) > wire.MaxUserHeadersSize {
+		return nil, codeError(wire.ErrInvalidCommand.Code)
+	}
+	return block, nil
+}
+
+func partitioning(p *PartitioningJSON) (wire.Partitioning, error) {
+	if p == nil || p.Kind == nil || p.Value == nil {
+		return wire.Partitioning{}, errUnprocessable("partitioning.kind and partitioning.value are required")
+	}
+	v, err := base64.StdEncoding.DecodeString(*p.Value)
+	if err != nil {
+		return wire.Partitioning{}, errUnprocessable("partitioning.value is not base64")
+	}
+	switch *p.Kind {
+	case "balanced":
+		return wire.Partitioning{Kind: wire.PartitionBalanced}, nil
+	case "partition_id":
+		if len(v) == 0 {
+			return wire.Partitioning{}, codeError(wire.ErrInvalidKeyValueLength.Code)
+		}
+		if len(v) < 4 {
+			return wire.Partitioning{}, codeError(wire.ErrInvalidCommand.Code)
+		}
+		return wire.Partitioning{Kind: wire.PartitionByID, PartitionID: binary.LittleEndian.Uint32(v)}, nil
+	case "messages_key":
+		if len(v) == 0 || len(v) > 255 {
+			return wire.Partitioning{}, codeError(wire.ErrInvalidKeyValueLength.Code)
+		}
+		return wire.Partitioning{Kind: wire.PartitionByKey, Key: v}, nil
+	}
+	return wire.Partitioning{}, errUnprocessable("partitioning.kind must be balanced, partition_id or messages_key")
+}
+
+// decodeProduce reads the produce body: every key is checked (unknown
+// keys anywhere in it are 422, http-api.md §7: only the produce body is
+// strict), and the body is parsed once.
+func (c *call) decodeProduce() (SendMessagesRequest, error) {
+	var req SendMessagesRequest
+	if err := c.decode(&req, true); err != nil {
+		return req, err
+	}
+	if req.Partitioning == nil || req.Messages == nil {
+		return req, errUnprocessable("partitioning and messages are required")
+	}
+	return req, nil
+}
+
+func randomID() wire.Uint128 {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = 0x40 | b[6]&0x0f
+	b[8] = 0x80 | b[8]&0x3f
+	return wire.Uint128{Hi: beU64(b[:8]), Lo: beU64(b[8:])}
+}
+
+func (c *call) sendMessages() error {
+	s, t, err := c.streamTopic()
+	if err != nil {
+		return err
+	}
+	ack := c.r.URL.Query().Get("ack")
+	if ack != "" && ack != "replicated" && ack != "none" {
+		return errBadRequest("ack must be replicated or none")
+	}
+	req, err := c.decodeProduce()
+	if err != nil {
+		return err
+	}
+	part, err := partitioning(req.Partitioning)
+	if err != nil {
+		return err
+	}
+	list := *req.Messages
+	if len(list) == 0 {
+		return codeError(wire.ErrInvalidMessagesCount.Code)
+	}
+	now := uint64(c.s.now().UnixMicro())
+	msgs := make([]wire.Message, 0, len(list))
+	for i := range list {
+		m := &list[i]
+		if m.Payload == nil {
+			return errUnprocessable("message payload is required")
+		}
+		payload, err := base64.StdEncoding.DecodeString(*m.Payload)
+		if err != nil {
+			return errUnprocessable("message payload is not base64")
+		}
+		if len(payload) == 0 {
+			return errUnprocessable("message payload must not be empty")
+		}
+		if len(payload) > MaxPayloadBytes {
+			return codeError(wire.ErrInvalidCommand.Code)
+		}
+		uh, err := userHeaders(m.UserHeaders)
+		if err != nil {
+			return err
+		}
+		id := wire.Uint128{}
+		if m.ID != nil {
+			id = wire.Uint128(*m.ID)
+		}
+		if id.IsZero() {
+			id = randomID()
+		}
+		msgs = append(msgs, wire.Message{ID: id, OriginTimestamp: now, Payload: payload, UserHeaders: uh})
+	}
+	batch, err := wire.AppendBatch(nil, msgs)
+	if err != nil {
+		return codeError(wire.CodeOf(err))
+	}
+	send := &wire.SendMessages{StreamID: s, TopicID: t, Partitioning: part, MessagesCount: uint32(len(msgs)), Batch: batch}
+	out, err := c.s.partitionWrite(c.cred, wire.CmdSendMessages, send)
+	if ack == "none" {
+		if ae, ok := err.(*apiError); ok && (ae.Status == http.StatusForbidden || ae.Status == http.StatusNotFound || ae.Status == http.StatusUnauthorized) {
+			return ae
+		}
+		c.w.Header().Set("iggy-durability", "none")
+		return c.empty(http.StatusAccepted)
+	}
+	if err != nil {
+		return err
+	}
+	var rep wire.SendMessagesReply
+	if err := decodeReply(out.payload, &rep); err != nil {
+		return err
+	}
+	res := SendMessagesReply{Confirmations: []SendConfirmation{}}
+	for _, cf := range rep.Confirmations {
+		res.Confirmations = append(res.Confirmations, SendConfirmation{StreamID: cf.StreamID, TopicID: cf.TopicID, PartitionID: cf.PartitionID, BaseOffset: cf.BaseOffset})
+	}
+	c.w.Header().Set("iggy-durability", "replicated-memory")
+	return c.json(http.StatusCreated, res)
+}
+
+var pollKinds = map[string]wire.PollingKind{
+	"offset": wire.PollOffset, "o": wire.PollOffset, "timestamp": wire.PollTimestamp, "t": wire.PollTimestamp,
+	"first": wire.PollFirst, "f": wire.PollFirst, "last": wire.PollLast, "l": wire.PollLast, "next": wire.PollNext, "n": wire.PollNext,
+}
+
+// consumerQuery reads ?consumer_id= (default numeric 1).
+func (c *call) consumerQuery() (wire.Identifier, error) {
+	v := c.r.URL.Query().Get("consumer_id")
+	if v == "" {
+		return wire.NumericID(1), nil
+	}
+	return identText(v, "consumer_id")
+}
+
+func identText(v, field string) (wire.Identifier, error) {
+	if len(v) > wire.MaxNameLen {
+		e := codeError(wire.ErrInvalidIdentifier.Code)
+		e.Field = &field
+		return wire.Identifier{}, e
+	}
+	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return wire.NumericID(uint32(n)), nil
+	}
+	return wire.NamedID(v), nil
+}
+
+// notFoundGeneric turns stream/topic resolution failures into the
+// generic 404 (http-api.md §7.5, §7.6).
+func notFoundGeneric(err error) error {
+	if ae, ok := err.(*apiError); ok && (ae.ID == wire.ErrStreamIDNotFound.Code || ae.ID == wire.ErrTopicIDNotFound.Code || ae.ID == wire.ErrResourceNotFound.Code) {
+		return errNotFound()
+	}
+	return err
+}
+
+func (c *call) pollMessages() error {
+	s, t, err := c.streamTopic()
+	if err != nil {
+		return err
+	}
+	consumer, err := c.consumerQuery()
+	if err != nil {
+		return err
+	}
+	partition, _, err := c.queryU64("partition_id", 0, 32)
+	if err != nil {
+		return err
+	}
+	kind := wire.PollOffset
+	if k := c.r.URL.Query().Get("kind"); k != "" {
+		var ok bool
+		if kind, ok = pollKinds[strings.ToLower(k)]; !ok {
+			return errBadRequest("kind must be offset, timestamp, first, last or next")
+		}
+	}
+	value, _, err := c.queryU64("value", 0, 64)
+	if err != nil {
+		return err
+	}
+	count, _, err := c.queryU64("count", 10, 32)
+	if err != nil {
+		return err
+	}
+	autoCommit := false
+	switch c.r.URL.Query().Get("auto_commit") {
+	case "", "false":
+	case "true":
+		autoCommit = true
+	default:
+		return errBadRequest("auto_commit must be true or false")
+	}
+	req := &wire.PollMessages{Consumer: wire.SingleConsumer(consumer), StreamID: s, TopicID: t,
+		Partition: wire.SomePartition(uint32(partition)), Strategy: wire.PollingStrategy{Kind: kind, Value: value},
+		Count: uint32(count), AutoCommit: autoCommit}
+	out, err := c.read(wire.CmdPollMessages, req)
+	if err != nil {
+		return notFoundGeneric(err)
+	}
+	var pm wire.PolledMessages
+	if err := decodeReply(out.payload, &pm); err != nil {
+		return err
+	}
+	res := PolledMessages{PartitionID: pm.PartitionID, CurrentOffset: pm.CurrentOffset, Messages: []PolledMessage{}}
+	it := pm.Messages()
+	for m, ok := it.Next(); ok; m, ok = it.Next() {
+		res.Messages = append(res.Messages, PolledMessage{
+			Header: PolledHeader{Checksum: m.Checksum, ID: U128(m.ID), Offset: m.Offset, Timestamp: m.Timestamp,
+				OriginTimestamp: m.OriginTimestamp, UserHeadersLength: uint32(len(m.UserHeaders)), PayloadLength: uint32(len(m.Payload))},
+			Payload:     base64.StdEncoding.EncodeToString(m.Payload),
+			UserHeaders: headersJSON(m.UserHeaders),
+		})
+	}
+	res.Count = uint32(len(res.Messages))
+	return c.json(http.StatusOK, res)
+}
+
+// headersJSON renders a stored user-headers block.
+func headersJSON(block []byte) any {
+	entries := []HeaderEntryJSON{}
+	it := wire.IterUserHeaders(block)
+	for h, ok := it.Next(); ok; h, ok = it.Next() {
+		entries = append(entries, HeaderEntryJSON{
+			Key:   HeaderFieldJSON{Kind: strings.ToLower(h.Key.Kind.String()), Value: base64.StdEncoding.EncodeToString(h.Key.Data)},
+			Value: HeaderFieldJSON{Kind: strings.ToLower(h.Value.Kind.String()), Value: base64.StdEncoding.EncodeToString(h.Value.Data)},
+		})
+	}
+	if it.Err() != nil {
+		return base64.StdEncoding.EncodeToString(block)
+	}
+	return entries
+}

@@ -1,0 +1,160 @@
+package itest
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/iggo-dev/iggo/internal/broker"
+	"github.com/iggo-dev/iggo/internal/config"
+)
+
+// TestHTTPConcurrentWritesOneCredential: parallel control-plane writes
+// and produces with one token share its session and all succeed; HTTP
+// sessions never show up as clients.
+func TestHTTPConcurrentWritesOneCredential(t *testing.T) {
+	s, a := startHTTP(t)
+	a.ok(200, nil, "POST", "/streams", map[string]any{"name": "base"})
+	a.ok(200, nil, "POST", "/streams/base/topics", topicBody("t", 1))
+	const n = 16
+	var wg sync.WaitGroup
+	status := make([]int, 2*n)
+	for i := range n {
+		wg.Go(func() {
+			status[i] = a.do("POST", "/streams", map[string]any{"name": fmt.Sprintf("s%d", i)}).Status
+		})
+		wg.Go(func() {
+			status[n+i] = a.do("POST", "/streams/base/topics/t/messages", map[string]any{
+				"partitioning": map[string]any{"kind": "balanced", "value": ""}, "messages": []any{map[string]any{"payload": "eA=="}}}).Status
+		})
+	}
+	wg.Wait()
+	for i, st := range status {
+		want := 200
+		if i >= n {
+			want = 201
+		}
+		if st != want {
+			t.Fatalf("request %d: %d", i, st)
+		}
+	}
+	var streams []map[string]any
+	a.ok(200, &streams, "GET", "/streams", nil)
+	if len(streams) != n+1 {
+		t.Fatalf("%d streams", len(streams))
+	}
+	if got := s.Broker.Sessions().Len(); got != 0 {
+		t.Fatalf("HTTP sessions in the connection registry: %d", got)
+	}
+	var clients []any
+	a.ok(200, &clients, "GET", "/clients", nil)
+	if len(clients) != 0 {
+		t.Fatalf("clients %v", clients)
+	}
+}
+
+// TestHTTPSessionCap: live HTTP sessions are capped at clients_table_max
+// / 2; a write by one more credential is 503 id 9 with Retry-After, reads
+// still work, and a logout frees a place.
+func TestHTTPSessionCap(t *testing.T) {
+	_, a := startHTTP(t, WithConfig(func(c *config.Config) { c.Metadata.ClientsTableMax = 4 }))
+	users := []*httpAPI{a, a.as(""), a.as("")}
+	users[1].login(RootUsername, RootPassword)
+	users[2].login(RootUsername, RootPassword)
+	users[0].ok(200, nil, "POST", "/streams", map[string]any{"name": "a"})
+	users[1].ok(200, nil, "POST", "/streams", map[string]any{"name": "b"})
+	r := users[2].do("POST", "/streams", map[string]any{"name": "c"})
+	if r.Status != 503 || r.Header.Get("Retry-After") != "1" {
+		t.Fatalf("third session: %d %s", r.Status, r.Body)
+	}
+	users[2].fail(503, 9, "POST", "/streams", map[string]any{"name": "c"})
+	users[2].ok(200, nil, "GET", "/streams", nil)
+	users[1].ok(204, nil, "DELETE", "/users/logout", nil)
+	users[2].ok(200, nil, "POST", "/streams", map[string]any{"name": "c"})
+}
+
+// TestHTTPRevocationSurvivesRestart: a logged-out token stays revoked
+// after a restart (configured secret, so tokens outlive the process),
+// while a live token keeps working.
+func TestHTTPRevocationSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	secret := func(h *config.HTTPConfig) { h.JWT.EncodingSecret = "restart-secret-restart-secret-0123456" }
+	s1 := Start(t, WithDir(dir), withHTTP(secret))
+	a := newHTTPAPI(t, s1)
+	revoked := a.login(RootUsername, RootPassword)
+	live := a.as("")
+	live.login(RootUsername, RootPassword)
+	a.ok(204, nil, "DELETE", "/users/logout", nil)
+	s1.Stop()
+
+	s2 := Start(t, WithDir(dir), withHTTP(secret))
+	b := newHTTPAPI(t, s2)
+	b.as(revoked).fail(401, 40, "GET", "/streams", nil)
+	b.as(live.token).ok(200, nil, "GET", "/streams", nil)
+}
+
+// TestHTTPWebUIAndMetrics: /ui serves the given files when web_ui is on
+// (index.html for unknown paths without a dot, 404 with one); the metrics
+// endpoint serves the given handler behind a bearer.
+func TestHTTPWebUIAndMetrics(t *testing.T) {
+	ui := fstest.MapFS{"index.html": {Data: []byte("<html>console</html>")}, "app.js": {Data: []byte("console.log(1)")}}
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("http_requests_total 1\n"))
+	})
+	_, a := startHTTP(t, withHTTP(func(h *config.HTTPConfig) { h.WebUI = true }),
+		WithBrokerOptions(broker.WithWebUI(ui), broker.WithHTTPMetrics(metrics)))
+	anon := a.as("")
+	for path, want := range map[string]string{"/ui": "<html>console</html>", "/ui/": "<html>console</html>", "/ui/app.js": "console.log(1)", "/ui/streams/x": "<html>console</html>"} {
+		r := anon.do("GET", path, nil)
+		if r.Status != 200 || string(r.Body) != want || r.Header.Get("iggy-view") != "" {
+			t.Fatalf("GET %s = %d %q", path, r.Status, r.Body)
+		}
+	}
+	if r := anon.do("GET", "/ui/missing.css", nil); r.Status != 404 {
+		t.Fatalf("missing asset = %d", r.Status)
+	}
+	if r := anon.do("GET", "/ui/app.js", nil); r.Header.Get("Content-Type") != "text/javascript; charset=utf-8" {
+		t.Fatalf("app.js content type %q", r.Header.Get("Content-Type"))
+	}
+	anon.fail(401, 77, "GET", "/metrics", nil)
+	r := a.do("GET", "/metrics", nil)
+	if r.Status != 200 || string(r.Body) != "http_requests_total 1\n" {
+		t.Fatalf("metrics %d %q", r.Status, r.Body)
+	}
+
+	// web_ui off: 404.
+	_, b := startHTTP(t, WithBrokerOptions(broker.WithWebUI(ui)))
+	if r := b.do("GET", "/ui", nil); r.Status != 404 {
+		t.Fatalf("/ui with web_ui off = %d", r.Status)
+	}
+	// Without WithHTTPMetrics the broker's registry is served, and it
+	// counted the requests made so far.
+	if r := b.do("GET", "/metrics", nil); r.Status != 200 || !strings.Contains(string(r.Body), "http_requests_total") {
+		t.Fatalf("registry metrics %d %.200s", r.Status, r.Body)
+	}
+}
+
+// TestHTTPSessionCapSweepsExpired: sessions whose token expired give
+// their place to a new credential.
+func TestHTTPSessionCapSweepsExpired(t *testing.T) {
+	clk := newManualClock()
+	_, a := startHTTP(t, WithConfig(func(c *config.Config) { c.Metadata.ClientsTableMax = 4 }),
+		WithBrokerOptions(broker.WithClock(clk.Now), broker.WithAfter(clk.After)))
+	b := a.as("")
+	b.login(RootUsername, RootPassword)
+	a.ok(200, nil, "POST", "/streams", map[string]any{"name": "a"})
+	b.ok(200, nil, "POST", "/streams", map[string]any{"name": "b"})
+	c := a.as("")
+	c.login(RootUsername, RootPassword)
+	c.fail(503, 9, "POST", "/streams", map[string]any{"name": "c"})
+	clk.Advance(50 * time.Minute)
+	d := a.as("")
+	d.login(RootUsername, RootPassword) // expires 50 min after a, b and c
+	clk.Advance(15 * time.Minute)       // a, b, c expired; d live
+	d.ok(200, nil, "POST", "/streams", map[string]any{"name": "d"})
+}
