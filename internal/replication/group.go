@@ -1,0 +1,432 @@
+package replication
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/iggo-dev/iggo/internal/replication/transport"
+)
+
+// GroupOptions describe a group when it is added to a host.
+type GroupOptions struct {
+	// Voters is the initial membership of a new group. A group whose
+	// storage is empty is bootstrapped with it; leave it empty on a node
+	// that joins an existing group (it waits for the leader to contact it).
+	Voters []NodeID
+	// Storage is the group's log; nil means NewMemoryLog().
+	Storage LogStorage
+	// Applied is the last index the state machine has already applied
+	// (restart from durable storage); 0 for a new group.
+	Applied uint64
+}
+
+// group is one raft group on this host. All fields are loop-owned.
+type group struct {
+	id        GroupID
+	rn        *raft.RawNode
+	storage   LogStorage
+	confState *raftpb.ConfState
+	members   map[NodeID]bool // voters, learners and outgoing voters
+	applied   uint64
+	lead      uint64 // raft id of the leader (0: none), from SoftState
+	state     raft.StateType
+
+	dirty        bool
+	quiesced     bool
+	quietTicks   int
+	checkQuiesce bool
+	campaign     bool // campaign once the bootstrap entries are applied
+	holdTicks    int  // ticks to skip before the first election timer runs
+	campaignAt   uint64
+	quiesceReq   *raftpb.Message // a leader's pending quiesce request
+
+	proposed []*waiter          // accepted since the last Ready, in log order
+	pending  map[uint64]*waiter // by log index
+	view     View               // last published
+	hasView  bool
+
+	confVersion int // bumped by setConf
+	viewConf    int // confVersion the published view was built from
+}
+
+// waiter is a caller waiting for its entry to apply.
+type waiter struct {
+	index, term uint64
+	done        chan result
+}
+
+type result struct {
+	index uint64
+	err   error
+	conf  *raftpb.ConfState
+}
+
+func (w *waiter) finish(r result) {
+	select {
+	case w.done <- r:
+	default:
+	}
+}
+
+func (g *group) failAll(err error) {
+	for _, w := range g.proposed {
+		w.finish(result{err: err})
+	}
+	for _, w := range g.pending {
+		w.finish(result{err: err})
+	}
+	g.proposed, g.pending = nil, map[uint64]*waiter{}
+}
+
+func (g *group) setConf(cs *raftpb.ConfState) {
+	g.confState = cs
+	g.confVersion++
+	g.members = map[NodeID]bool{}
+	for _, ids := range [][]uint64{cs.GetVoters(), cs.GetLearners(), cs.GetVotersOutgoing(), cs.GetLearnersNext()} {
+		for _, id := range ids {
+			g.members[nodeID(id)] = true
+		}
+	}
+}
+
+func (g *group) isVoter(n NodeID) bool {
+	return slices.Contains(g.confState.GetVoters(), raftID(n)) || slices.Contains(g.confState.GetVotersOutgoing(), raftID(n))
+}
+
+// AddGroup creates group id on this host. A fresh group with voters is
+// bootstrapped; if this node is its lowest-numbered voter (replica 0 in a
+// fresh cluster) it campaigns at once, so replica 0 becomes the first
+// leader, as the reference's view 0 makes it primary.
+func (h *Host) AddGroup(ctx context.Context, id GroupID, opts GroupOptions) error {
+	errc := make(chan error, 1)
+	if err := h.do(ctx, func() { errc <- h.addGroup(id, opts) }); err != nil {
+		return fmt.Errorf("add group %d: %w", id, err)
+	}
+	return <-errc
+}
+
+func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
+	if _, ok := h.groups[id]; ok {
+		return fmt.Errorf("add group %d: %w", id, ErrGroupExists)
+	}
+	st := opts.Storage
+	if st == nil {
+		st = NewMemoryLog()
+	}
+	fresh, err := isEmpty(st)
+	if err != nil {
+		return fmt.Errorf("add group %d: %w: %w", id, ErrStorage, err)
+	}
+	_, cs, err := st.InitialState()
+	if err != nil {
+		return fmt.Errorf("add group %d: %w: %w", id, ErrStorage, err)
+	}
+	rc := &raft.Config{
+		ID:                        raftID(h.cfg.Self),
+		ElectionTick:              h.cfg.Timing.ElectionTicks,
+		HeartbeatTick:             h.cfg.Timing.HeartbeatTicks,
+		Storage:                   st,
+		Applied:                   opts.Applied,
+		MaxSizePerMsg:             h.cfg.MaxSizePerMsg,
+		MaxInflightMsgs:           h.cfg.MaxInflightMsgs,
+		CheckQuorum:               true,
+		PreVote:                   true,
+		DisableProposalForwarding: true,
+		StepDownOnRemoval:         true,
+		Logger:                    raftLogger{h.log.With("group", uint64(id))},
+	}
+	rn, err := raft.NewRawNode(rc)
+	if err != nil {
+		return fmt.Errorf("add group %d: %w", id, err)
+	}
+	if fresh && len(opts.Voters) > 0 {
+		// The initial membership goes into the log as configuration
+		// entries 1..n (identical on every node), so a node added later
+		// learns it by replaying the log like any other entry.
+		peers := make([]raft.Peer, 0, len(opts.Voters))
+		for _, v := range opts.Voters {
+			peers = append(peers, raft.Peer{ID: raftID(v)})
+		}
+		if err := rn.Bootstrap(peers); err != nil {
+			return fmt.Errorf("bootstrap group %d: %w", id, err)
+		}
+	}
+	g := &group{id: id, rn: rn, storage: st, applied: opts.Applied, pending: map[uint64]*waiter{}}
+	g.setConf(proto.CloneOf(cs))
+	h.groups[id] = g
+	h.active[id] = g
+	h.stats.groups.Add(1)
+	h.stats.active.Add(1)
+	for n := range g.members {
+		h.knowPeer(n)
+	}
+	// raft refuses to campaign before the bootstrap entries are applied,
+	// so the first campaign happens after the first Ready.
+	// The other voters of a fresh group hold their election timer back
+	// for two election timeouts, so replica 0 gets more than one try even
+	// when its first campaign reached peers that had not created the
+	// group yet.
+	if fresh && len(opts.Voters) > 0 {
+		if slices.Min(opts.Voters) == h.cfg.Self {
+			g.campaign = true
+		} else {
+			g.holdTicks = 2 * h.cfg.Timing.ElectionTicks
+		}
+	}
+	h.markDirty(g)
+	return nil
+}
+
+// RemoveGroup drops group id from this host (its storage is left as is);
+// waiting proposals fail with ErrGroupRemoved.
+func (h *Host) RemoveGroup(ctx context.Context, id GroupID) error {
+	errc := make(chan error, 1)
+	if err := h.do(ctx, func() {
+		g := h.groups[id]
+		if g == nil {
+			errc <- fmt.Errorf("remove group %d: %w", id, ErrUnknownGroup)
+			return
+		}
+		h.dropGroup(g, ErrGroupRemoved)
+		errc <- nil
+	}); err != nil {
+		return fmt.Errorf("remove group %d: %w", id, err)
+	}
+	return <-errc
+}
+
+func (h *Host) dropGroup(g *group, err error) {
+	g.failAll(err)
+	delete(h.groups, g.id)
+	if _, ok := h.active[g.id]; ok {
+		delete(h.active, g.id)
+		h.stats.active.Add(-1)
+	}
+	delete(h.leading, g.id)
+	h.stats.groups.Add(-1)
+	h.viewMu.Lock()
+	delete(h.views, g.id)
+	h.notifyLocked()
+	h.viewMu.Unlock()
+}
+
+// processReady handles the Ready of every group touched in this pass.
+func (h *Host) processReady() {
+	dirty := h.dirty
+	h.dirty = h.dirty[:0:0]
+	for _, g := range dirty {
+		g.dirty = false
+		if h.groups[g.id] != g {
+			continue // removed in this pass
+		}
+		if !h.drainReady(g) {
+			continue
+		}
+		if g.campaign {
+			g.campaign = false
+			if err := g.rn.Campaign(); err != nil {
+				h.log.Warn("first campaign", "group", uint64(g.id), "err", err)
+			}
+			if !h.drainReady(g) {
+				continue
+			}
+		}
+		h.evaluateQuiesce(g)
+		h.publish(g)
+	}
+}
+
+// drainReady handles Readys until none is left; false means the group
+// failed and was dropped.
+func (h *Host) drainReady(g *group) bool {
+	for g.rn.HasReady() {
+		if err := h.handleReady(g); err != nil {
+			h.log.Error("raft group stopped", "group", uint64(g.id), "err", err)
+			h.dropGroup(g, err)
+			return false
+		}
+	}
+	return true
+}
+
+// handleReady persists, sends and applies one Ready (raft's synchronous
+// storage contract: entries and hard state before messages).
+func (h *Host) handleReady(g *group) error {
+	rd := g.rn.Ready()
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := g.storage.ApplySnapshot(rd.Snapshot); err != nil {
+			return fmt.Errorf("%w: apply snapshot: %w", ErrStorage, err)
+		}
+		md := rd.Snapshot.GetMetadata()
+		if err := h.cfg.StateMachine.Restore(g.id, md.GetIndex(), rd.Snapshot.GetData()); err != nil {
+			return fmt.Errorf("restore snapshot at %d: %w", md.GetIndex(), err)
+		}
+		g.applied = md.GetIndex()
+		g.setConf(proto.CloneOf(md.GetConfState()))
+		for idx, w := range g.pending {
+			if idx <= g.applied {
+				w.finish(result{err: fmt.Errorf("%w: replaced by a snapshot", ErrOutcomeUnknown)})
+				delete(g.pending, idx)
+			}
+		}
+	}
+	if len(rd.Entries) > 0 {
+		if err := g.storage.Append(rd.Entries); err != nil {
+			return fmt.Errorf("%w: append: %w", ErrStorage, err)
+		}
+	}
+	if !raft.IsEmptyHardState(rd.HardState) {
+		if err := g.storage.SetHardState(rd.HardState); err != nil {
+			return fmt.Errorf("%w: hard state: %w", ErrStorage, err)
+		}
+	}
+	h.bindProposals(g, rd.Entries)
+	for _, m := range rd.Messages {
+		h.stats.raftSent.Add(1)
+		to := nodeID(m.GetTo())
+		h.enqueue(to, transport.Envelope{Group: uint64(g.id), Kind: transport.KindRaft, Msg: m})
+		if m.GetType() == raftpb.MsgSnap {
+			// Optimistic: a drop reported by the transport turns into
+			// SnapshotFailure, and raft resends when the follower rejects.
+			g.rn.ReportSnapshot(m.GetTo(), raft.SnapshotFinish)
+		}
+	}
+	for _, e := range rd.CommittedEntries {
+		h.apply(g, e)
+	}
+	if rd.SoftState != nil {
+		g.lead = rd.SoftState.Lead
+		g.state = rd.SoftState.RaftState
+		if g.lead != raft.None {
+			g.holdTicks = 0 // a leader is known: no election to hold back
+		}
+		if g.state == raft.StateLeader {
+			h.leading[g.id] = g
+		} else {
+			delete(h.leading, g.id)
+		}
+	}
+	g.rn.Advance(rd)
+	return nil
+}
+
+// bindProposals gives the entries accepted since the last Ready their
+// index and term: each accepted proposal appended exactly one entry at
+// the end of the leader's log, so they are the tail of ents.
+func (h *Host) bindProposals(g *group, ents []*raftpb.Entry) {
+	n := len(g.proposed)
+	if n == 0 {
+		return
+	}
+	if len(ents) < n {
+		for _, w := range g.proposed {
+			w.finish(result{err: fmt.Errorf("%w: entry not found in the log", ErrOutcomeUnknown)})
+		}
+		g.proposed = g.proposed[:0]
+		return
+	}
+	tail := ents[len(ents)-n:]
+	for i, w := range g.proposed {
+		w.index, w.term = tail[i].GetIndex(), tail[i].GetTerm()
+		if old := g.pending[w.index]; old != nil {
+			old.finish(result{err: ErrProposalLost})
+		}
+		g.pending[w.index] = w
+	}
+	g.proposed = g.proposed[:0]
+}
+
+// apply hands one committed entry to the state machine (or applies a
+// configuration change) and resolves its waiter.
+func (h *Host) apply(g *group, e *raftpb.Entry) {
+	var conf *raftpb.ConfState
+	switch e.GetType() {
+	case raftpb.EntryNormal:
+		if len(e.GetData()) > 0 {
+			h.cfg.StateMachine.Apply(g.id, Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: e.GetData()})
+		}
+	case raftpb.EntryConfChange, raftpb.EntryConfChangeV2:
+		var cc raftpb.ConfChangeI
+		if e.GetType() == raftpb.EntryConfChange {
+			v1 := &raftpb.ConfChange{}
+			if err := proto.Unmarshal(e.GetData(), v1); err != nil {
+				panic(fmt.Sprintf("group %d: committed conf change at %d does not decode: %v", g.id, e.GetIndex(), err))
+			}
+			cc = v1
+		} else {
+			v2 := &raftpb.ConfChangeV2{}
+			if err := proto.Unmarshal(e.GetData(), v2); err != nil {
+				panic(fmt.Sprintf("group %d: committed conf change at %d does not decode: %v", g.id, e.GetIndex(), err))
+			}
+			cc = v2
+		}
+		conf = g.rn.ApplyConfChange(cc)
+		g.setConf(conf)
+		for n := range g.members {
+			h.knowPeer(n)
+		}
+	}
+	g.applied = e.GetIndex()
+	if w := g.pending[e.GetIndex()]; w != nil {
+		delete(g.pending, e.GetIndex())
+		if w.term == e.GetTerm() {
+			w.finish(result{index: e.GetIndex(), conf: conf})
+		} else {
+			w.finish(result{err: ErrProposalLost})
+		}
+	}
+}
+
+// receive steps a batch from a peer.
+func (h *Host) receive(in inbound) {
+	h.heard(in.from)
+	h.stats.received.Add(uint64(len(in.envs)))
+	for _, e := range in.envs {
+		if e.Kind == transport.KindPing || e.Msg == nil {
+			continue
+		}
+		g := h.groups[GroupID(e.Group)]
+		if g == nil {
+			continue // not created here yet; raft retries
+		}
+		switch e.Kind {
+		case transport.KindRaft:
+			if g.quiesced {
+				h.wake(g)
+			}
+			if err := g.rn.Step(e.Msg); err != nil {
+				h.log.Debug("step", "group", e.Group, "from", uint64(in.from), "err", err)
+			}
+		case transport.KindQuiesce:
+			g.quiesceReq = e.Msg
+		}
+		h.markDirty(g)
+	}
+}
+
+// unreachable reports dropped envelopes to their groups.
+func (h *Host) unreachable(in inbound) {
+	seen := map[GroupID]bool{}
+	for _, e := range in.envs {
+		if e.Kind != transport.KindRaft || e.Msg == nil {
+			continue
+		}
+		g := h.groups[GroupID(e.Group)]
+		if g == nil {
+			continue
+		}
+		if e.Msg.GetType() == raftpb.MsgSnap {
+			g.rn.ReportSnapshot(raftID(in.from), raft.SnapshotFailure)
+		}
+		if !seen[g.id] {
+			seen[g.id] = true
+			g.rn.ReportUnreachable(raftID(in.from))
+			h.markDirty(g)
+		}
+	}
+}

@@ -1,0 +1,317 @@
+package replication
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/iggo-dev/iggo/internal/replication/transport"
+)
+
+// GroupID names a raft group (the metadata group or one partition).
+type GroupID uint64
+
+// NodeID is a replica id from the roster.
+type NodeID = transport.NodeID
+
+// Network carries envelopes to other hosts. Send must not block; what it
+// cannot deliver it reports to Host.Unreachable (the transport does).
+type Network interface {
+	Send(to NodeID, envs []transport.Envelope)
+}
+
+// Entry is one committed log entry handed to the state machine.
+type Entry struct {
+	Index, Term uint64
+	Data        []byte
+}
+
+// StateMachine is what a group replicates into. The host calls it from its
+// event loop: Apply for every committed entry that carries data, in commit
+// order per group (entries without data, such as the empty entry of a new
+// leader, and configuration changes are not passed on); Snapshot when
+// the host compacts a group's log; Restore when a lagging replica
+// receives a snapshot. Calls must return quickly: a slow state machine
+// delays every group of the host. e.Data belongs to the raft log and must
+// not be modified (copy it to keep a mutable version).
+type StateMachine interface {
+	Apply(group GroupID, e Entry)
+	Snapshot(group GroupID) ([]byte, error)
+	Restore(group GroupID, index uint64, data []byte) error
+}
+
+// Timing is the raft clock (see config.ClusterConfig.RaftTiming).
+type Timing struct {
+	Tick           time.Duration
+	HeartbeatTicks int
+	ElectionTicks  int
+}
+
+// Config configures a Host.
+type Config struct {
+	// Self is this node's replica id.
+	Self NodeID
+	// Peers are the other hosts; each gets one liveness ping per
+	// heartbeat interval. Nodes added to a group later join automatically.
+	Peers        []NodeID
+	Timing       Timing
+	Network      Network
+	StateMachine StateMachine
+	Logger       *slog.Logger
+	// FollowLeader makes every group this host leads hand leadership to
+	// the leader of FollowGroup (the metadata group), so clients that talk
+	// to the metadata leader find every partition leader there.
+	FollowLeader bool
+	FollowGroup  GroupID
+	// DisableQuiescence keeps every group ticking (for comparison).
+	DisableQuiescence bool
+	// InboxBatches bounds received batches waiting for the loop; beyond
+	// it batches are dropped (raft retransmits).
+	InboxBatches int
+	// MaxSizePerMsg and MaxInflightMsgs are raft's flow-control knobs.
+	MaxSizePerMsg   uint64
+	MaxInflightMsgs int
+}
+
+// Defaults for zero Config fields.
+const (
+	DefaultInboxBatches    = 4096
+	DefaultMaxSizePerMsg   = 1 << 20
+	DefaultMaxInflightMsgs = 256
+	// maxDrainPerWake bounds the inputs handled before a Ready pass.
+	maxDrainPerWake = 256
+	// maxTransfersPerRound bounds leadership transfers started per
+	// heartbeat interval when following the metadata leader.
+	maxTransfersPerRound = 1024
+)
+
+// Stats are cumulative counters and current gauges of a host.
+type Stats struct {
+	// Ticks counts RawNode.Tick calls (one per active group per tick).
+	Ticks uint64
+	// RaftMessagesSent counts raft messages handed to the network.
+	RaftMessagesSent uint64
+	// EnvelopesSent counts all envelopes (raft, quiesce, ping).
+	EnvelopesSent uint64
+	// Batches counts Network.Send calls.
+	Batches uint64
+	// MessagesReceived counts envelopes delivered to the host.
+	MessagesReceived uint64
+	// InboxDropped counts batches dropped because the inbox was full.
+	InboxDropped uint64
+	// Groups and ActiveGroups: all groups, and those still ticking.
+	Groups, ActiveGroups int64
+}
+
+type counters struct {
+	ticks, raftSent, envSent, batches, received, inboxDropped atomic.Uint64
+	groups, active                                            atomic.Int64
+}
+
+type inbound struct {
+	from NodeID
+	envs []transport.Envelope
+}
+
+type peerState struct {
+	lastHeard uint64 // tick of the last envelope from the peer
+	alive     bool
+}
+
+// Host runs raft groups. All raft state is owned by one goroutine (run);
+// other goroutines talk to it through channels and read the published
+// views under viewMu.
+type Host struct {
+	cfg   Config
+	log   *slog.Logger
+	stats counters
+
+	inbox   chan inbound
+	unreach chan inbound
+	reqs    chan func()
+	done    chan struct{}
+	stopped chan struct{}
+	once    sync.Once
+
+	viewMu      sync.RWMutex // guards views and viewChanged
+	views       map[GroupID]View
+	viewChanged chan struct{} // closed and replaced on every view change
+
+	// Loop-owned state: touched only by run and the closures it executes.
+	groups  map[GroupID]*group
+	active  map[GroupID]*group
+	leading map[GroupID]*group
+	dirty   []*group
+	outbox  map[NodeID][]transport.Envelope
+	peers   map[NodeID]*peerState
+	ticks   uint64
+}
+
+// New starts a host. Close stops it.
+func New(cfg Config) (*Host, error) {
+	if cfg.Network == nil || cfg.StateMachine == nil {
+		return nil, errors.New("replication: Network and StateMachine are required")
+	}
+	t := cfg.Timing
+	if t.Tick <= 0 || t.HeartbeatTicks < 1 || t.ElectionTicks <= t.HeartbeatTicks {
+		return nil, fmt.Errorf("replication: timing %+v needs a positive tick and election ticks above heartbeat ticks", t)
+	}
+	if cfg.InboxBatches <= 0 {
+		cfg.InboxBatches = DefaultInboxBatches
+	}
+	if cfg.MaxSizePerMsg == 0 {
+		cfg.MaxSizePerMsg = DefaultMaxSizePerMsg
+	}
+	if cfg.MaxInflightMsgs <= 0 {
+		cfg.MaxInflightMsgs = DefaultMaxInflightMsgs
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	h := &Host{
+		cfg:         cfg,
+		log:         cfg.Logger.With("component", "replication", "replica", uint64(cfg.Self)),
+		inbox:       make(chan inbound, cfg.InboxBatches),
+		unreach:     make(chan inbound, cfg.InboxBatches),
+		reqs:        make(chan func()),
+		done:        make(chan struct{}),
+		stopped:     make(chan struct{}),
+		views:       map[GroupID]View{},
+		viewChanged: make(chan struct{}),
+		groups:      map[GroupID]*group{},
+		active:      map[GroupID]*group{},
+		leading:     map[GroupID]*group{},
+		outbox:      map[NodeID][]transport.Envelope{},
+		peers:       map[NodeID]*peerState{},
+	}
+	for _, p := range cfg.Peers {
+		if p != cfg.Self {
+			h.peers[p] = &peerState{alive: true}
+		}
+	}
+	go h.run()
+	return h, nil
+}
+
+// Close stops the loop; waiting proposals fail with ErrStopped.
+func (h *Host) Close() {
+	h.once.Do(func() { close(h.done) })
+	<-h.stopped
+}
+
+// Deliver implements transport.Handler: a batch from peer from. It never
+// blocks; a full inbox drops the batch (raft retransmits).
+func (h *Host) Deliver(from NodeID, envs []transport.Envelope) {
+	select {
+	case h.inbox <- inbound{from, envs}:
+	default:
+		h.stats.inboxDropped.Add(1)
+	}
+}
+
+// Unreachable implements transport.Handler: envelopes that could not be
+// sent are reported to raft (ReportUnreachable, and a failed snapshot).
+func (h *Host) Unreachable(to NodeID, envs []transport.Envelope) {
+	select {
+	case h.unreach <- inbound{to, envs}:
+	default:
+	}
+}
+
+// Stats returns the counters.
+func (h *Host) Stats() Stats {
+	s := &h.stats
+	return Stats{
+		Ticks: s.ticks.Load(), RaftMessagesSent: s.raftSent.Load(), EnvelopesSent: s.envSent.Load(),
+		Batches: s.batches.Load(), MessagesReceived: s.received.Load(), InboxDropped: s.inboxDropped.Load(),
+		Groups: s.groups.Load(), ActiveGroups: s.active.Load(),
+	}
+}
+
+// do runs fn on the loop; it fails when ctx ends or the host stops first
+// (fn then never runs).
+func (h *Host) do(ctx context.Context, fn func()) error {
+	select {
+	case h.reqs <- fn:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-h.done:
+		return ErrStopped
+	}
+}
+
+func (h *Host) run() {
+	defer close(h.stopped)
+	ticker := time.NewTicker(h.cfg.Timing.Tick)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-h.done:
+			h.shutdown()
+			return
+		case <-ticker.C:
+			h.tick()
+		case in := <-h.inbox:
+			h.receive(in)
+		case in := <-h.unreach:
+			h.unreachable(in)
+		case fn := <-h.reqs:
+			fn()
+		}
+	drain:
+		for range maxDrainPerWake {
+			select {
+			case in := <-h.inbox:
+				h.receive(in)
+			case in := <-h.unreach:
+				h.unreachable(in)
+			case fn := <-h.reqs:
+				fn()
+			default:
+				break drain
+			}
+		}
+		h.processReady()
+		h.flush()
+	}
+}
+
+func (h *Host) shutdown() {
+	for _, g := range h.groups {
+		g.failAll(ErrStopped)
+	}
+}
+
+// flush hands every destination its batch: one Network.Send per peer per
+// loop pass.
+func (h *Host) flush() {
+	for to, envs := range h.outbox {
+		if len(envs) == 0 {
+			continue
+		}
+		h.outbox[to] = nil
+		h.stats.batches.Add(1)
+		h.stats.envSent.Add(uint64(len(envs)))
+		h.cfg.Network.Send(to, envs)
+	}
+}
+
+func (h *Host) enqueue(to NodeID, e transport.Envelope) {
+	h.outbox[to] = append(h.outbox[to], e)
+}
+
+func (h *Host) markDirty(g *group) {
+	if !g.dirty {
+		g.dirty = true
+		h.dirty = append(h.dirty, g)
+	}
+}
+
+// raftID and nodeID convert between replica ids and raft ids.
+func raftID(n NodeID) uint64  { return uint64(n) + 1 }
+func nodeID(id uint64) NodeID { return NodeID(id - 1) }

@@ -1,0 +1,89 @@
+package replication
+
+import (
+	"context"
+	"fmt"
+
+	"go.etcd.io/raft/v3"
+)
+
+// followTarget returns the leader of the FollowGroup when this host should
+// hand its other groups to it.
+func (h *Host) followTarget() (NodeID, bool) {
+	if !h.cfg.FollowLeader {
+		return 0, false
+	}
+	a := h.groups[h.cfg.FollowGroup]
+	if a == nil || a.lead == raft.None {
+		return 0, false
+	}
+	t := nodeID(a.lead)
+	if t == h.cfg.Self || !h.alive(t) {
+		return 0, false
+	}
+	return t, true
+}
+
+// mustTransfer reports whether g is led here but should follow the
+// metadata leader elsewhere.
+func (h *Host) mustTransfer(g *group) bool {
+	t, ok := h.followTarget()
+	return ok && g.id != h.cfg.FollowGroup && g.isVoter(t)
+}
+
+// followLeader starts leadership transfers of the groups this host leads
+// to the leader of the FollowGroup (partition groups follow the metadata
+// leader), a bounded number per heartbeat interval.
+func (h *Host) followLeader() {
+	t, ok := h.followTarget()
+	if !ok {
+		return
+	}
+	n := 0
+	for _, g := range h.leading {
+		if g.id == h.cfg.FollowGroup || !g.isVoter(t) || g.rn.BasicStatus().LeadTransferee != raft.None {
+			continue
+		}
+		h.wake(g)
+		g.rn.TransferLeader(raftID(t))
+		h.markDirty(g)
+		if n++; n >= maxTransfersPerRound {
+			return
+		}
+	}
+}
+
+// TransferLeadership asks this node's leadership of group g to move to
+// node to and waits until to leads it or ctx ends.
+func (h *Host) TransferLeadership(ctx context.Context, g GroupID, to NodeID) error {
+	errc := make(chan error, 1)
+	if err := h.do(ctx, func() {
+		grp := h.groups[g]
+		switch {
+		case grp == nil:
+			errc <- fmt.Errorf("transfer group %d: %w", g, ErrUnknownGroup)
+		case grp.state != raft.StateLeader:
+			errc <- h.notLeader(grp)
+		default:
+			h.wake(grp)
+			grp.rn.TransferLeader(raftID(to))
+			h.markDirty(grp)
+			errc <- nil
+		}
+	}); err != nil {
+		return fmt.Errorf("transfer group %d: %w", g, err)
+	}
+	if err := <-errc; err != nil {
+		return err
+	}
+	_, err := h.WaitFor(ctx, g, func(v View) bool { return v.HasLeader && v.Leader == to })
+	return err
+}
+
+func (h *Host) notLeader(g *group) error {
+	e := &NotLeaderError{Group: g.id}
+	if g.lead != raft.None {
+		e.Leader, e.HasLeader = nodeID(g.lead), true
+	}
+	return e
+}

@@ -1,0 +1,163 @@
+package replication
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Propose appends data to group g's log through raft and returns its index
+// once it is committed on a quorum and applied by this host's state
+// machine. Only the leader admits proposals (raft's forwarding is off):
+// elsewhere it fails at once with a *NotLeaderError. If ctx ends after
+// the entry was admitted, the error wraps ErrOutcomeUnknown: the entry
+// may still commit. An admitted entry is resolved only when its index
+// applies, which needs a leader, so callers bound the wait with ctx.
+func (h *Host) Propose(ctx context.Context, g GroupID, data []byte) (uint64, error) {
+	if len(data) == 0 {
+		return 0, fmt.Errorf("propose to group %d: empty entries are reserved for raft", g)
+	}
+	w := &waiter{done: make(chan result, 1)}
+	if err := h.do(ctx, func() { h.admit(g, w, func(rn *raft.RawNode) error { return rn.Propose(data) }) }); err != nil {
+		return 0, fmt.Errorf("propose to group %d: %w", g, err)
+	}
+	r, err := h.await(ctx, w)
+	if err != nil {
+		return 0, fmt.Errorf("propose to group %d: %w", g, err)
+	}
+	return r.index, nil
+}
+
+// admit runs step (a proposal) on group g's RawNode if this node leads it.
+// Runs on the loop.
+func (h *Host) admit(g GroupID, w *waiter, step func(*raft.RawNode) error) {
+	grp := h.groups[g]
+	switch {
+	case grp == nil:
+		w.finish(result{err: ErrUnknownGroup})
+		return
+	case grp.state != raft.StateLeader:
+		w.finish(result{err: h.notLeader(grp)})
+		return
+	}
+	h.wake(grp)
+	if err := step(grp.rn); err != nil {
+		if errors.Is(err, raft.ErrProposalDropped) {
+			err = ErrProposalDropped
+		}
+		w.finish(result{err: err})
+		return
+	}
+	grp.proposed = append(grp.proposed, w)
+	h.markDirty(grp)
+}
+
+// await waits for w, turning a late cancellation into ErrOutcomeUnknown.
+func (h *Host) await(ctx context.Context, w *waiter) (result, error) {
+	select {
+	case r := <-w.done:
+		return r, r.err
+	case <-ctx.Done():
+		return result{}, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
+	case <-h.stopped:
+		select {
+		case r := <-w.done:
+			return r, r.err
+		default:
+		}
+		return result{}, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ErrStopped)
+	}
+}
+
+// ChangeType is one kind of membership change.
+type ChangeType uint8
+
+// Membership changes.
+const (
+	// AddVoter adds a voting member (or promotes a learner).
+	AddVoter ChangeType = iota + 1
+	// AddLearner adds a non-voting member that receives the log; add new
+	// nodes as learners first so their data arrives before they vote.
+	AddLearner
+	// Remove removes a member.
+	Remove
+)
+
+// MemberChange is one change of a ChangeMembership call.
+type MemberChange struct {
+	Type ChangeType
+	Node NodeID
+}
+
+// ChangeMembership proposes changes to group g as one ConfChangeV2. More
+// than one change goes through joint consensus, left automatically by
+// raft once the joint configuration commits. It returns the configuration
+// after the change applied here (possibly still joint: watch View.Joint).
+func (h *Host) ChangeMembership(ctx context.Context, g GroupID, changes []MemberChange) (*raftpb.ConfState, error) {
+	cc := &raftpb.ConfChangeV2{Transition: raftpb.ConfChangeTransitionAuto.Enum()}
+	for _, c := range changes {
+		var t raftpb.ConfChangeType
+		switch c.Type {
+		case AddVoter:
+			t = raftpb.ConfChangeAddNode
+		case AddLearner:
+			t = raftpb.ConfChangeAddLearnerNode
+		case Remove:
+			t = raftpb.ConfChangeRemoveNode
+		default:
+			return nil, fmt.Errorf("change membership of group %d: unknown change type %d", g, c.Type)
+		}
+		cc.Changes = append(cc.Changes, &raftpb.ConfChangeSingle{Type: t.Enum(), NodeId: new(raftID(c.Node))})
+	}
+	w := &waiter{done: make(chan result, 1)}
+	if err := h.do(ctx, func() { h.admit(g, w, func(rn *raft.RawNode) error { return rn.ProposeConfChange(cc) }) }); err != nil {
+		return nil, fmt.Errorf("change membership of group %d: %w", g, err)
+	}
+	r, err := h.await(ctx, w)
+	if err != nil {
+		return nil, fmt.Errorf("change membership of group %d: %w", g, err)
+	}
+	return r.conf, nil
+}
+
+// Compact snapshots group g's state machine at the applied index and
+// drops the log before it; followers behind that point catch up from the
+// snapshot.
+func (h *Host) Compact(ctx context.Context, g GroupID) (uint64, error) {
+	type res struct {
+		index uint64
+		err   error
+	}
+	c := make(chan res, 1)
+	if err := h.do(ctx, func() {
+		grp := h.groups[g]
+		if grp == nil {
+			c <- res{err: ErrUnknownGroup}
+			return
+		}
+		data, err := h.cfg.StateMachine.Snapshot(g)
+		if err != nil {
+			c <- res{err: fmt.Errorf("snapshot state machine: %w", err)}
+			return
+		}
+		if _, err := grp.storage.CreateSnapshot(grp.applied, grp.confState, data); err != nil {
+			c <- res{err: fmt.Errorf("%w: create snapshot: %w", ErrStorage, err)}
+			return
+		}
+		if err := grp.storage.Compact(grp.applied); err != nil {
+			c <- res{err: fmt.Errorf("%w: compact: %w", ErrStorage, err)}
+			return
+		}
+		c <- res{index: grp.applied}
+	}); err != nil {
+		return 0, fmt.Errorf("compact group %d: %w", g, err)
+	}
+	r := <-c
+	if r.err != nil {
+		return 0, fmt.Errorf("compact group %d: %w", g, r.err)
+	}
+	return r.index, nil
+}

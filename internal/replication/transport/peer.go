@@ -1,0 +1,381 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"time"
+)
+
+// peer is the state for one remote node: its send queue, its current
+// connection, and (when this node dials it) the dial loop.
+type peer struct {
+	t  *Transport
+	id NodeID
+
+	mu      sync.Mutex // guards everything below
+	addr    string
+	queue   []Envelope
+	conn    net.Conn
+	gen     uint64 // bumped whenever conn changes
+	running bool
+	stopped bool
+
+	wake     chan struct{} // cap 1: queue became non-empty
+	connDown chan struct{} // cap 1: the current connection ended
+	done     chan struct{}
+	ctx      context.Context // cancelled by stop; bounds dials
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+func newPeer(t *Transport, id NodeID, addr string) *peer {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &peer{
+		t: t, id: id, addr: addr,
+		wake: make(chan struct{}, 1), connDown: make(chan struct{}, 1), done: make(chan struct{}),
+		ctx: ctx, cancel: cancel,
+	}
+}
+
+func (p *peer) setAddr(addr string) {
+	p.mu.Lock()
+	p.addr = addr
+	p.mu.Unlock()
+}
+
+func (p *peer) dials() bool { return p.id > p.t.cfg.Self }
+
+// start launches the writer and, for a higher id, the dial loop. Caller
+// holds t.mu.
+func (p *peer) start() {
+	p.mu.Lock()
+	if p.running || p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	p.running = true
+	p.mu.Unlock()
+	p.wg.Go(p.writeLoop)
+	if p.dials() {
+		p.wg.Go(p.dialLoop)
+	}
+}
+
+func (p *peer) stop() {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	p.stopped = true
+	c := p.conn
+	p.conn = nil
+	p.gen++
+	q := p.queue
+	p.queue = nil
+	p.mu.Unlock()
+	close(p.done)
+	p.cancel()
+	if c != nil {
+		c.Close()
+	}
+	p.wg.Wait()
+	p.t.drop(p.id, q)
+}
+
+func (p *peer) connected() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.conn != nil
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue appends envs to the bounded queue; what does not fit, or
+// everything while there is no connection, is dropped and reported.
+func (p *peer) enqueue(envs []Envelope) {
+	p.mu.Lock()
+	if p.conn == nil || p.stopped {
+		p.mu.Unlock()
+		p.t.drop(p.id, envs)
+		return
+	}
+	room := p.t.cfg.QueueEnvelopes - len(p.queue)
+	var rest []Envelope
+	if room < len(envs) {
+		rest = envs[max(room, 0):]
+		envs = envs[:max(room, 0)]
+	}
+	p.queue = append(p.queue, envs...)
+	p.mu.Unlock()
+	signal(p.wake)
+	p.t.drop(p.id, rest)
+}
+
+// attach makes c the peer's connection (replacing and closing any older
+// one) and starts its reader.
+func (p *peer) attach(c net.Conn) {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
+	old := p.conn
+	p.conn = c
+	p.gen++
+	gen := p.gen
+	p.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	p.wg.Go(func() { p.readLoop(c, gen) })
+}
+
+// detach clears the connection if it is still generation gen.
+func (p *peer) detach(c net.Conn, gen uint64) {
+	p.mu.Lock()
+	var q []Envelope
+	if p.gen == gen {
+		p.conn = nil
+		p.gen++
+		q = p.queue
+		p.queue = nil
+	}
+	p.mu.Unlock()
+	c.Close()
+	p.t.drop(p.id, q)
+	signal(p.connDown)
+}
+
+func (p *peer) readLoop(c net.Conn, gen uint64) {
+	defer p.detach(c, gen)
+	var buf []byte
+	for {
+		ft, payload, nb, err := readFrame(c, buf, p.t.cfg.MaxFrameBytes)
+		buf = nb
+		if err != nil {
+			if errors.Is(err, errGarbage) {
+				p.t.stats.garbage.Add(1)
+				p.t.log.Warn("replica peer sent garbage, closing", "peer", uint64(p.id), "err", err)
+			} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				p.t.log.Info("replica connection lost", "peer", uint64(p.id), "err", err)
+			}
+			return
+		}
+		if ft != frameBatch {
+			p.t.stats.garbage.Add(1)
+			p.t.log.Warn("replica peer sent an unexpected frame, closing", "peer", uint64(p.id), "type", uint8(ft))
+			return
+		}
+		envs, err := decodeBatch(payload)
+		if err != nil {
+			p.t.stats.garbage.Add(1)
+			p.t.log.Warn("replica peer sent a malformed batch, closing", "peer", uint64(p.id), "err", err)
+			return
+		}
+		p.t.stats.framesRecv.Add(1)
+		p.t.stats.envelopesRecv.Add(uint64(len(envs)))
+		p.t.handler.Deliver(p.id, envs)
+	}
+}
+
+// writeLoop flushes everything queued in one write per wake-up.
+func (p *peer) writeLoop() {
+	var buf []byte
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-p.wake:
+		}
+		p.mu.Lock()
+		q, c, gen := p.queue, p.conn, p.gen
+		p.queue = nil
+		p.mu.Unlock()
+		if len(q) == 0 {
+			continue
+		}
+		if c == nil {
+			p.t.drop(p.id, q)
+			continue
+		}
+		var frames int
+		var dropped []Envelope
+		buf, frames, dropped = p.encode(buf[:0], q)
+		p.t.drop(p.id, dropped)
+		if frames == 0 {
+			continue
+		}
+		if len(dropped) > 0 {
+			q = encodable(q, dropped)
+		}
+		if err := c.SetWriteDeadline(time.Now().Add(p.t.cfg.WriteTimeout)); err == nil {
+			_, err = c.Write(buf)
+			if err == nil {
+				p.t.stats.framesSent.Add(uint64(frames))
+				p.t.stats.envelopesSent.Add(uint64(len(q)))
+				p.t.stats.bytesSent.Add(uint64(len(buf)))
+				continue
+			}
+			p.t.log.Info("replica write failed", "peer", uint64(p.id), "err", err)
+		}
+		p.t.drop(p.id, q)
+		p.detach(c, gen)
+	}
+}
+
+// encode appends batch frames holding q (split when a frame would exceed
+// the limit) and returns the envelopes too large to send at all.
+func (p *peer) encode(buf []byte, q []Envelope) ([]byte, int, []Envelope) {
+	limit := p.t.cfg.MaxFrameBytes
+	var dropped []Envelope
+	frames := 0
+	var item []byte
+	for len(q) > 0 {
+		start := len(buf)
+		buf = append(buf, make([]byte, frameHeaderBytes)...)
+		buf = append(buf, byte(frameBatch))
+		// Reserve a fixed 5-byte uvarint slot for the count (at most
+		// maxBatchEnvelopes) so items can be appended before it is known.
+		countAt := len(buf)
+		buf = append(buf, 0, 0, 0, 0, 0)
+		n := 0
+		for len(q) > 0 && n < maxBatchEnvelopes {
+			var err error
+			item, err = appendEnvelope(item[:0], q[0])
+			if err != nil || len(item)+1+5 > limit {
+				dropped = append(dropped, q[0])
+				q = q[1:]
+				continue
+			}
+			if len(buf)-start-frameHeaderBytes+len(item) > limit && n > 0 {
+				break
+			}
+			buf = append(buf, item...)
+			q = q[1:]
+			n++
+		}
+		if n == 0 {
+			buf = buf[:start]
+			continue
+		}
+		putUvarint5(buf[countAt:], uint64(n))
+		buf = endFrame(buf, start)
+		frames++
+	}
+	return buf, frames, dropped
+}
+
+// encodable returns q without the envelopes of dropped (both in queue
+// order, dropped a subsequence of q).
+func encodable(q, dropped []Envelope) []Envelope {
+	out := make([]Envelope, 0, len(q)-len(dropped))
+	for _, e := range q {
+		if len(dropped) > 0 && e.Msg == dropped[0].Msg && e.Group == dropped[0].Group && e.Kind == dropped[0].Kind {
+			dropped = dropped[1:]
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// putUvarint5 writes v as a 5-byte (padded) uvarint, which
+// binary.Uvarint reads back unchanged.
+func putUvarint5(b []byte, v uint64) {
+	for i := range 4 {
+		b[i] = byte(v&0x7f) | 0x80
+		v >>= 7
+	}
+	b[4] = byte(v & 0x7f)
+}
+
+// dialLoop keeps one connection to a higher-id peer, redialing with
+// exponential backoff and jitter.
+func (p *peer) dialLoop() {
+	backoff := p.t.cfg.BackoffMin
+	for {
+		select {
+		case <-p.done:
+			return
+		default:
+		}
+		c, err := p.dial()
+		if err != nil {
+			p.t.stats.handshakeFailures.Add(1)
+			var he *HandshakeError
+			if errors.As(err, &he) {
+				p.t.log.Warn("replica handshake refused", "peer", uint64(p.id), "err", err)
+			} else {
+				p.t.log.Debug("replica dial failed", "peer", uint64(p.id), "err", err)
+			}
+			wait := backoff/2 + rand.N(backoff/2+1)
+			backoff = min(2*backoff, p.t.cfg.BackoffMax)
+			select {
+			case <-p.done:
+				return
+			case <-time.After(wait):
+			}
+			continue
+		}
+		backoff = p.t.cfg.BackoffMin
+		p.t.log.Info("replica connected", "peer", uint64(p.id), "remote", c.RemoteAddr().String())
+		select {
+		case <-p.connDown:
+		default:
+		}
+		p.attach(c)
+		select {
+		case <-p.done:
+			return
+		case <-p.connDown:
+		}
+	}
+}
+
+func (p *peer) dial() (net.Conn, error) {
+	p.mu.Lock()
+	addr := p.addr
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(p.ctx, p.t.cfg.HandshakeTimeout)
+	defer cancel()
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	c := raw
+	if p.t.cfg.TLS != nil {
+		tc := p.t.cfg.TLS
+		if tc.ServerName == "" {
+			// Peers are verified against their roster address.
+			tc = tc.Clone()
+			tc.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		c = tls.Client(raw, tc)
+	}
+	// Closing the connection aborts a handshake blocked in a read when
+	// the peer is stopped.
+	stopAbort := context.AfterFunc(ctx, func() { c.Close() })
+	err = p.t.dialHandshake(c, p.id)
+	if !stopAbort() || err != nil {
+		c.Close()
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	return c, nil
+}
