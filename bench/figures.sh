@@ -24,7 +24,7 @@ data=$(mktemp -d)
 disk=$(mktemp -d)
 port=${IGGO_BENCH_PORT:-8391}
 go build -o "$bin" ./cmd/iggo
-IGGY_QUIC_ADDRESS=127.0.0.1:0 IGGY_WEBSOCKET_ADDRESS=127.0.0.1:0 "$bin" server --fresh --data-path "$data" --tcp-address "127.0.0.1:$port" --log-level warn &
+IGGY_QUIC_ADDRESS=127.0.0.1:0 IGGY_WEBSOCKET_ADDRESS=127.0.0.1:0 IGGY_HTTP_ADDRESS=127.0.0.1:0 "$bin" server --fresh --data-path "$data" --tcp-address "127.0.0.1:$port" --log-level warn &
 server=$!
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$data" "$disk" "$(dirname "$bin")"' EXIT
 for _ in $(seq 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done

@@ -38,14 +38,14 @@ stop() {
 }
 trap 'stop; rm -rf "$data" "$(dirname "$bin")"' EXIT
 mkdir -p "$out"
-IGGY_QUIC_ADDRESS=127.0.0.1:0 IGGY_WEBSOCKET_ADDRESS=127.0.0.1:0 "$bin" server --fresh --data-path "$data" --tcp-address "127.0.0.1:$port" --log-level warn &
+IGGY_QUIC_ADDRESS=127.0.0.1:0 IGGY_WEBSOCKET_ADDRESS=127.0.0.1:0 IGGY_HTTP_ADDRESS=127.0.0.1:0 "$bin" server --fresh --data-path "$data" --tcp-address "127.0.0.1:$port" --log-level warn &
 server=$!
 "$bin" bench scale --addr "127.0.0.1:$port" --streams "$streams" --topics "$topics" --partitions "$parts" \
   --clients "$clients" --idle "$idle" --keep --output "$out/scale-loaded.json"
 t0=$(date +%s.%N)
 stop
 echo "stopped the broker in $(echo "$(date +%s.%N) - $t0" | bc) s"
-IGGY_QUIC_ADDRESS=127.0.0.1:0 IGGY_WEBSOCKET_ADDRESS=127.0.0.1:0 "$bin" server --data-path "$data" --tcp-address "127.0.0.1:$port" --log-level warn &
+IGGY_QUIC_ADDRESS=127.0.0.1:0 IGGY_WEBSOCKET_ADDRESS=127.0.0.1:0 IGGY_HTTP_ADDRESS=127.0.0.1:0 "$bin" server --data-path "$data" --tcp-address "127.0.0.1:$port" --log-level warn &
 server=$!
 "$bin" bench scale --addr "127.0.0.1:$port" --streams "$streams" --topics "$topics" --partitions "$parts" \
   --create=false --clients 0 --idle "$idle" --output "$out/scale-restarted.json"

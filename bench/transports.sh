@@ -14,7 +14,7 @@ bin=$tmp/iggo
 data=$tmp/data
 port=${IGGO_BENCH_PORT:-8391}
 go build -o "$bin" ./cmd/iggo
-IGGY_QUIC_ADDRESS=127.0.0.1:$((port + 1)) IGGY_WEBSOCKET_ADDRESS=127.0.0.1:$((port + 2)) \
+IGGY_QUIC_ADDRESS=127.0.0.1:$((port + 1)) IGGY_WEBSOCKET_ADDRESS=127.0.0.1:$((port + 2)) IGGY_HTTP_ADDRESS=127.0.0.1:$((port + 3)) \
   "$bin" server --fresh --data-path "$data" --tcp-address "127.0.0.1:$port" --log-level warn &
 server=$!
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$tmp"' EXIT

@@ -6,8 +6,8 @@
 #   directory under $COMPAT_WORK, waits until it accepts, and sets VAR to its
 #   host:port and VAR_PID to its PID. Extra arguments are environment
 #   assignments for that server (e.g. IGGY_TCP_TLS_ENABLED=true). When the
-#   server reports [quic] and [websocket] listeners, VAR_QUIC and VAR_WS are
-#   set to their host:port as well (VAR_WS serves WSS when the server was
+#   server reports [quic], [websocket] and [http] listeners, VAR_QUIC, VAR_WS
+#   and VAR_HTTP are set to their host:port as well (VAR_WS serves WSS when the server was
 #   started with IGGY_WEBSOCKET_TLS_ENABLED=true). The server is stopped by
 #   PID when the calling shell exits.
 # make_cert DIR
@@ -38,9 +38,9 @@ start_iggo() {
   local var=$1; shift
   local dir
   dir=$(mktemp -d "$COMPAT_WORK/server.XXXXXX")
-  # QUIC and WebSocket are on by default at fixed ports; every server here
-  # binds free ports instead (the bound ones are in current_config.toml).
-  env IGGY_QUIC_ADDRESS=127.0.0.1:0 IGGY_WEBSOCKET_ADDRESS=127.0.0.1:0 "$@" "$IGGO_BIN" server --fresh --data-path "$dir/data" \
+  # QUIC, WebSocket and HTTP are on by default at fixed ports; every server
+  # here binds free ports instead (the bound ones are in current_config.toml).
+  env IGGY_QUIC_ADDRESS=127.0.0.1:0 IGGY_WEBSOCKET_ADDRESS=127.0.0.1:0 IGGY_HTTP_ADDRESS=127.0.0.1:0 "$@" "$IGGO_BIN" server --fresh --data-path "$dir/data" \
     --tcp-address 127.0.0.1:0 --log-level "${IGGO_LOG_LEVEL:-warn}" >"$dir/server.log" 2>&1 &
   local pid=$!
   COMPAT_PIDS+=("$pid")
@@ -63,7 +63,7 @@ start_iggo() {
   printf -v "${var}_LOG" '%s' "$dir/server.log"
   export "$var" "${var}_PID" "${var}_LOG"
   local section extra
-  for section in quic:QUIC websocket:WS; do
+  for section in quic:QUIC websocket:WS http:HTTP; do
     extra=$(sed -n "/^\[${section%%:*}\]/,/^\[/s/^ *address = \"\(.*\)\"/\1/p" "$cfg" | head -1)
     if [ -n "$extra" ]; then
       printf -v "${var}_${section#*:}" '%s' "$extra"

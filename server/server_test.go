@@ -16,6 +16,7 @@ func TestEmbeddedServer(t *testing.T) {
 	cfg := server.DefaultConfig()
 	cfg.TCP.Address = "127.0.0.1:0"
 	cfg.QUIC.Address, cfg.WebSocket.Address = "127.0.0.1:0", "127.0.0.1:0" // off the fixed default ports
+	cfg.HTTP.Address = "127.0.0.1:0"
 	cfg.System.Path = t.TempDir()
 	srv, err := server.New(cfg, server.WithRootCredentials("admin", "secret"), server.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {

@@ -75,6 +75,7 @@ type actor struct {
 	st        *streamInfo
 	partition int // -1: the server chooses
 	c         *client.Client
+	web       *httpData         // --transport http: produce and poll over the HTTP API (http.go)
 	pollBuf   client.PollBuffer // reply memory of the actor's polls
 	u         *unit
 	rate      float64 // payload bytes per second, 0 unlimited
@@ -233,7 +234,7 @@ func (a *actor) runProducer(ctx context.Context, cfg *Config, k *clock) error {
 			return err
 		}
 		t0 := time.Now()
-		if _, err := a.c.SendBatch(ctx, a.st.stream, a.st.topic, a.partitioning(), src.next(t0)); err != nil {
+		if err := a.sendBatch(ctx, a.st.stream, a.st.topic, a.partitioning(), src.next(t0)); err != nil {
 			return fmt.Errorf("producer %d: send: %w", a.id, err)
 		}
 		t1 := time.Now()
@@ -272,7 +273,7 @@ func (a *actor) runConsumer(ctx context.Context, cfg *Config, k *clock) error {
 	p := pacer{rate: a.rate}
 	what := fmt.Sprintf("consumer %d", a.id)
 	poll := func(off uint64) (*wire.PolledMessages, error) {
-		res, err := a.c.PollMessagesBuffer(ctx, wire.PollMessages{
+		res, err := a.pollBuffer(ctx, wire.PollMessages{
 			Consumer: consumer, StreamID: a.st.stream, TopicID: a.st.topic,
 			Partition: wire.SomePartition(uint32(a.partition)), Strategy: wire.OffsetStrategy(off),
 			Count: uint32(cfg.MessagesPerBatch),
@@ -391,7 +392,7 @@ func (a *actor) runGroupConsumer(ctx context.Context, cfg *Config, k *clock) err
 		part := parts[rr%len(parts)]
 		rr++
 		t0 := time.Now()
-		res, err := a.c.PollMessagesBuffer(ctx, wire.PollMessages{
+		res, err := a.pollBuffer(ctx, wire.PollMessages{
 			Consumer: wire.GroupConsumer(a.st.group), StreamID: a.st.stream, TopicID: a.st.topic,
 			Partition: wire.SomePartition(part), Strategy: wire.NextStrategy(),
 			Count: uint32(cfg.MessagesPerBatch), AutoCommit: true,
@@ -434,7 +435,7 @@ func (a *actor) groupWarmup(ctx context.Context, cfg *Config, k *clock) error {
 	consumer := wire.SingleConsumer(wire.NumericID(uint32(a.id)))
 	part, offset := uint32(0), uint64(0)
 	for time.Now().Before(k.warmupEnd) {
-		res, err := a.c.PollMessagesBuffer(ctx, wire.PollMessages{
+		res, err := a.pollBuffer(ctx, wire.PollMessages{
 			Consumer: consumer, StreamID: a.st.stream, TopicID: a.st.topic,
 			Partition: wire.SomePartition(part), Strategy: wire.OffsetStrategy(offset),
 			Count: uint32(cfg.MessagesPerBatch),
@@ -477,14 +478,14 @@ func (a *actor) runProducingConsumer(ctx context.Context, cfg *Config, k *clock)
 			return err
 		}
 		t0 := time.Now()
-		if _, err := a.c.SendBatch(ctx, a.st.stream, a.st.topic, a.partitioning(), src.next(t0)); err != nil {
+		if err := a.sendBatch(ctx, a.st.stream, a.st.topic, a.partitioning(), src.next(t0)); err != nil {
 			return fmt.Errorf("%s: send: %w", what, err)
 		}
 		a.u.sent.Add(n)
 		m := k.measuring(t0)
 		var got, payload, wl uint64
 		for got < n {
-			res, err := a.c.PollMessagesBuffer(ctx, wire.PollMessages{
+			res, err := a.pollBuffer(ctx, wire.PollMessages{
 				Consumer: consumer, StreamID: a.st.stream, TopicID: a.st.topic,
 				Partition: wire.SomePartition(uint32(a.partition)), Strategy: wire.OffsetStrategy(offset),
 				Count: uint32(n - got),

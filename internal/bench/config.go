@@ -149,10 +149,14 @@ type Config struct {
 	// DataPath (--data-path) is the embedded broker's data directory
 	// (default: a new temporary directory, removed afterwards).
 	DataPath string
-	// Transport (--transport): "tcp", "quic" or "ws" (WebSocket; WSS with
-	// TLS). QUIC always runs TLS 1.3: without --tls-ca-file the server's
+	// Transport (--transport): "tcp", "quic", "ws" (WebSocket; WSS with
+	// TLS) or "http" (produce and poll over the HTTP API, http.go). QUIC always runs TLS 1.3: without --tls-ca-file the server's
 	// certificate is not verified, as the reference SDKs do by default.
 	Transport string
+	// HTTPAddr (--http-addr) is the HTTP API of an external server with
+	// --transport http (setup still uses --addr over TCP); default
+	// 127.0.0.1:3000.
+	HTTPAddr string
 	// TLS (--tls) and its settings (--tls-ca-file, --tls-server-name,
 	// --tls-insecure). With an embedded broker, TLS uses a self-signed
 	// certificate and the client skips verification.
@@ -292,9 +296,12 @@ func (c *Config) Normalize() error {
 		bad("%s reads a fixed fill: use --message-batches or --total-data", s)
 	}
 	switch c.Transport {
-	case "tcp", "quic", "ws":
+	case "tcp", "quic", "ws", "http":
 	default:
-		bad("transport %q: want tcp, quic or ws", c.Transport)
+		bad("transport %q: want tcp, quic, ws or http", c.Transport)
+	}
+	if c.Transport == "http" && !s.Pinned() && s.Consumes() {
+		bad("%s reads as consumer-group members, which the HTTP API does not serve: use a pinned scenario", s)
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)

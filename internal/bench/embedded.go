@@ -82,6 +82,7 @@ func startEmbedded(cfg *Config) (*target, error) {
 	sc.System.Path = dir
 	// QUIC and WebSocket default to fixed ports; bind free ones.
 	sc.QUIC.Address, sc.WebSocket.Address = "127.0.0.1:0", "127.0.0.1:0"
+	sc.HTTP.Address = "127.0.0.1:0"
 	if cfg.RetentionInterval > 0 {
 		sc.DataMaintenance.Messages.Interval = config.Duration(cfg.RetentionInterval)
 	}

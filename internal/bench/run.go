@@ -326,6 +326,10 @@ func (r *runner) connect(ctx context.Context) error {
 				return
 			}
 			a.c = c
+			if err := a.connectHTTP(ctx, r.t, r.cfg); err != nil {
+				errs[i] = err
+				return
+			}
 			if a.kind == KindConsumer && a.partition < 0 {
 				if err := c.JoinConsumerGroup(ctx, a.st.stream, a.st.topic, a.st.group); err != nil {
 					errs[i] = fmt.Errorf("consumer %d: join group: %w", a.id, err)

@@ -30,6 +30,7 @@ func startBroker(t *testing.T) string {
 	cfg.TCP.Address = "127.0.0.1:0"
 	cfg.System.Path = t.TempDir()
 	cfg.QUIC.Address, cfg.WebSocket.Address = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.HTTP.Address = "127.0.0.1:0"
 	srv, err := server.New(cfg, server.WithRootCredentials(DefaultUsername, DefaultPassword), server.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)

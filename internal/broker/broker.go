@@ -13,12 +13,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +24,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/httpapi"
 	"github.com/iggo-dev/iggo/internal/metadata"
 	"github.com/iggo-dev/iggo/internal/partition"
 	"github.com/iggo-dev/iggo/internal/session"
@@ -59,6 +58,8 @@ type options struct {
 	retention time.Duration
 	data      catalog.Data
 	snapEach  int
+	httpOptions
+	obs observeOptions // observe.go
 }
 
 // WithData replaces the partition plane the metadata store drives (the
@@ -112,6 +113,10 @@ type Broker struct {
 	quic     *quic.Server // nil when disabled (transports.go)
 	ws       *ws.Server   // nil when disabled (transports.go)
 	parts    *partition.Plane
+	obs      observability // metrics and telemetry (observe.go)
+	// http and httpAPI are the HTTP API (http.go), nil when disabled.
+	http    *httpapi.Listener
+	httpAPI *httpapi.Server
 
 	runMu   sync.Mutex
 	started bool               // guarded by runMu
@@ -136,6 +141,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
 	b := &Broker{cfg: cfg, opts: o, log: o.logger, done: make(chan struct{}), startTime: time.Now()}
+	b.observe()
 	if err := os.MkdirAll(cfg.System.Path, 0o750); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
@@ -149,7 +155,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	meta, err := metadata.Open(metadata.Config{
 		Dir:                filepath.Join(cfg.System.Path, MetadataDir),
 		Now:                o.now,
-		Logger:             b.log,
+		Logger:             b.log.With("component", "metadata"),
 		Data:               o.data,
 		Hasher:             b.hasher,
 		ClientsTableMax:    cfg.Metadata.ClientsTableMax,
@@ -171,20 +177,26 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	b.meta = meta
+	if err := b.parts.KeyError(); err != nil {
+		meta.Close()
+		b.closePartitions()
+		return nil, err
+	}
 	b.sweepOrphans()
 	if o.inGroup == nil {
 		o.inGroup = meta.InGroup
 	}
 	authn := auth.NewAuthenticator(meta, b.hasher, o.now)
 	b.sessions = session.NewManager(authn, meta, meta.Table(), session.Options{
-		Now: o.now, Logger: b.log, ServerVersion: Version, InGroup: o.inGroup,
+		Now: o.now, Logger: b.log.With("component", "session"), ServerVersion: Version, InGroup: o.inGroup,
 	})
-	b.disp = dispatch.New(b.sessions, meta, dispatch.Options{Logger: b.log, Groups: meta.ClientGroups})
+	b.disp = dispatch.New(b.sessions, meta, dispatch.Options{Logger: b.log.With("component", "dispatch"), Groups: meta.ClientGroups, Observer: b.requestObserver()})
 	meta.Register(b.disp, metadata.System{
 		Version: Version, Started: b.startTime, DataDir: cfg.System.Path,
 		ConfigFile: filepath.Join(cfg.System.Path, cfg.System.Runtime.Path, "current_config.toml"),
 		TCPAddr:    b.Addr,
 		QUICAddr:   b.QUICAddr, WebSocketAddr: b.WebSocketAddr,
+		HTTPAddr: b.HTTPAddr,
 	})
 	b.parts.Register(b.disp)
 	if b.opts.topics != nil {
@@ -208,7 +220,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 			MaxFrameSize:     uint32(cfg.MessageBus.MaxMessageSize),
 			FrameReadTimeout: cfg.TCP.FrameReadTimeout.Std(),
 			WriteTimeout:     cfg.TCP.WriteTimeout.Std(),
-			Logger:           b.log,
+			Logger:           b.log.With("component", "tcp"),
 		}, b.disp)
 		if err != nil {
 			meta.Close()
@@ -217,6 +229,15 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		}
 	}
 	if err := b.listenTransports(); err != nil {
+		if b.tcp != nil {
+			b.tcp.Shutdown(context.Background())
+		}
+		meta.Close()
+		b.closePartitions()
+		return nil, err
+	}
+	if err := b.listenHTTP(); err != nil {
+		b.closeTransports()
 		if b.tcp != nil {
 			b.tcp.Shutdown(context.Background())
 		}
@@ -240,6 +261,9 @@ func (b *Broker) writeRuntimeConfig() error {
 		c.TCP.Address = b.tcp.Addr().String()
 	}
 	b.boundTransports(&c)
+	if b.http != nil {
+		c.HTTP.Address = b.http.Addr().String()
+	}
 	data, err := c.Encode()
 	if err != nil {
 		return err
@@ -329,9 +353,11 @@ func (b *Broker) Run(ctx context.Context) error {
 		}()
 	}
 	b.runMu.Unlock()
+	b.startTelemetry()
 
-	serveErr := make(chan error, 3) // one per listener
+	serveErr := make(chan error, 4) // one per listener
 	b.serveTransports(serveErr)
+	b.serveHTTP(serveErr)
 	if b.tcp != nil {
 		b.log.Info("iggo server listening", "transport", transportName(b.cfg), "address", b.tcp.Addr().String(), "data", b.cfg.System.Path)
 		go func() { serveErr <- b.tcp.Serve() }()
@@ -378,6 +404,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 			}
 		}
 		errs = append(errs, b.shutdownTransports(ctx)...)
+		if err := b.shutdownHTTP(ctx); err != nil {
+			errs = append(errs, err)
+		}
 		b.runMu.Lock()
 		b.stopped = true
 		if b.cancel != nil {
@@ -385,6 +414,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		}
 		b.runMu.Unlock()
 		b.bg.Wait()
+		errs = append(errs, b.stopTelemetry(ctx)...)
 		if err := b.closePartitions(); err != nil {
 			errs = append(errs, err)
 		}
@@ -401,12 +431,4 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// logLevel converts a validated level name.
-func logLevel(name string) slog.Level { return slog.Level(config.LogLevels[strings.ToLower(name)]) }
-
-// NewLogger returns the text logger for cfg's level, writing to w.
-func NewLogger(cfg config.Config, w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevel(cfg.System.Logging.Level)}))
 }

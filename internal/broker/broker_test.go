@@ -14,6 +14,7 @@ func testConfig(t *testing.T) config.Config {
 	c := config.Default()
 	c.TCP.Address = "127.0.0.1:0"
 	c.QUIC.Address, c.WebSocket.Address = "127.0.0.1:0", "127.0.0.1:0" // on, but off the fixed default ports
+	c.HTTP.Address = "127.0.0.1:0"
 	c.System.Path = t.TempDir()
 	return c
 }

@@ -32,12 +32,18 @@ func (b *Broker) newPartitions() error {
 	if b.opts.retention != 0 {
 		retention = b.opts.retention
 	}
+	cipher, err := b.cfg.System.Encryption.Cipher()
+	if err != nil {
+		return err
+	}
 	parts, err := partition.New(partition.Options{
 		Dir:               filepath.Join(b.cfg.System.Path, partition.StreamsDirName),
-		Logger:            b.log,
+		Logger:            b.log.With("component", "partition"),
 		Clock:             b.opts.now,
 		MaxFrameBytes:     int64(b.cfg.MessageBus.MaxMessageSize),
 		RetentionInterval: retention,
+		StorageObserver:   b.obs.metrics,
+		Cipher:            cipher,
 	})
 	if err != nil {
 		return fmt.Errorf("partition plane: %w", err)

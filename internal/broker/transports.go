@@ -39,7 +39,7 @@ func (b *Broker) listenTransports() error {
 			MaxFrameSize:        uint32(cfg.MessageBus.MaxMessageSize),
 			FrameReadTimeout:    cfg.TCP.FrameReadTimeout.Std(),
 			WriteTimeout:        cfg.TCP.WriteTimeout.Std(),
-			Logger:              b.log,
+			Logger:              b.log.With("component", "quic"),
 		}, b.disp)
 		if err != nil {
 			return fmt.Errorf("quic: listen on %s: %w", cfg.QUIC.Address, err)
@@ -65,7 +65,7 @@ func (b *Broker) listenTransports() error {
 			FrameReadTimeout: cfg.TCP.FrameReadTimeout.Std(),
 			WriteTimeout:     cfg.TCP.WriteTimeout.Std(),
 			MaxConnections:   cfg.TCP.MaxConnections,
-			Logger:           b.log,
+			Logger:           b.log.With("component", "websocket"),
 		}, b.disp)
 		if err != nil {
 			b.closeTransports()

@@ -80,7 +80,7 @@ func TestServerStartsAndStops(t *testing.T) {
 	go func() {
 		done <- Execute(ctx, Env{
 			Args:    []string{"server", "--fresh", "--data-path", dir, "--tcp-address", "127.0.0.1:0"},
-			Environ: []string{"IGGY_HEARTBEAT_INTERVAL=5 s", "IGGY_BOGUS=1", "IGGY_ROOT_USERNAME=admin", "IGGY_ROOT_PASSWORD=secret", "IGGY_QUIC_ADDRESS=127.0.0.1:0", "IGGY_WEBSOCKET_ADDRESS=127.0.0.1:0"},
+			Environ: []string{"IGGY_HEARTBEAT_INTERVAL=5 s", "IGGY_BOGUS=1", "IGGY_ROOT_USERNAME=admin", "IGGY_ROOT_PASSWORD=secret", "IGGY_QUIC_ADDRESS=127.0.0.1:0", "IGGY_WEBSOCKET_ADDRESS=127.0.0.1:0", "IGGY_HTTP_ADDRESS=127.0.0.1:0"},
 			Stdout:  io.Discard, Stderr: &stderr,
 		})
 	}()

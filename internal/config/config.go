@@ -24,12 +24,15 @@ type Config struct {
 	TCP                 TCPConfig                 `toml:"tcp"`
 	QUIC                QUICConfig                `toml:"quic"`
 	WebSocket           WebSocketConfig           `toml:"websocket"`
+	HTTP                HTTPConfig                `toml:"http"`
 	Heartbeat           HeartbeatConfig           `toml:"heartbeat"`
 	PersonalAccessToken PersonalAccessTokenConfig `toml:"personal_access_token"`
 	Metadata            MetadataConfig            `toml:"metadata"`
 	MessageBus          MessageBusConfig          `toml:"message_bus"`
 	DataMaintenance     DataMaintenanceConfig     `toml:"data_maintenance"`
 	ConsumerGroup       ConsumerGroupConfig       `toml:"consumer_group"`
+	Cluster             ClusterConfig             `toml:"cluster"`
+	Telemetry           TelemetryConfig           `toml:"telemetry"`
 }
 
 // ConsumerGroupConfig is [consumer_group] (config.md §3).
@@ -45,19 +48,14 @@ type SystemConfig struct {
 	Path    string        `toml:"path"`
 	Runtime RuntimeConfig `toml:"runtime"`
 	Logging LoggingConfig `toml:"logging"`
+
+	Encryption EncryptionConfig `toml:"encryption"`
 }
 
 // RuntimeConfig is [system.runtime]: where the effective config is written.
 type RuntimeConfig struct {
 	// Path is relative to SystemConfig.Path, default "runtime".
 	Path string `toml:"path"`
-}
-
-// LoggingConfig is [system.logging]. Only the level is used; logs go to
-// standard error.
-type LoggingConfig struct {
-	// Level is one of trace, debug, info, warn, error (default info).
-	Level string `toml:"level"`
 }
 
 // TCPConfig is the [tcp] table: the binary protocol over TCP (and TLS).
@@ -150,7 +148,7 @@ func Default() Config {
 		System: SystemConfig{
 			Path:    "local_data",
 			Runtime: RuntimeConfig{Path: "runtime"},
-			Logging: LoggingConfig{Level: "info"},
+			Logging: defaultLogging(),
 		},
 		TCP: TCPConfig{
 			Enabled: true,
@@ -170,8 +168,11 @@ func Default() Config {
 		MessageBus:          MessageBusConfig{MaxMessageSize: Size(wire.MaxFrameSize), HandshakeGrace: Duration(10 * time.Second), CloseGrace: Duration(2 * time.Second)},
 		QUIC:                defaultQUIC(),
 		WebSocket:           defaultWebSocket(),
+		HTTP:                defaultHTTP(),
+		Telemetry:           defaultTelemetry(),
 		DataMaintenance:     defaultDataMaintenance(),
 		ConsumerGroup:       ConsumerGroupConfig{RebalancingTimeout: Duration(30 * time.Second)},
+		Cluster:             defaultCluster(),
 	}
 }
 
@@ -189,9 +190,7 @@ func (c *Config) Validate() error {
 	if strings.TrimSpace(c.System.Path) == "" {
 		bad("system.path", "must not be empty")
 	}
-	if _, ok := LogLevels[strings.ToLower(c.System.Logging.Level)]; !ok {
-		bad("system.logging.level", "%q is not one of trace, debug, info, warn, error", c.System.Logging.Level)
-	}
+	errs = append(errs, c.validateLogging()...)
 	if c.TCP.Enabled {
 		if err := checkAddress(c.TCP.Address); err != nil {
 			bad("tcp.address", "%v", err)
@@ -226,6 +225,10 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.DataMaintenance.validate()...)
 	errs = append(errs, c.validateTransports()...)
+	errs = append(errs, c.validateHTTP()...)
+	errs = append(errs, c.validateTelemetry()...)
+	errs = append(errs, c.validateCluster()...)
+	errs = append(errs, c.validateEncryption()...)
 	if c.ConsumerGroup.RebalancingTimeout <= 0 {
 		bad("consumer_group.rebalancing_timeout", "must be positive")
 	}

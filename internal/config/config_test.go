@@ -35,8 +35,8 @@ interval = "5 s"
 rebalancing_timeout = "2 s"
 [message_bus]
 max_message_size = "1 MiB"
-[http]
-enabled = true
+[partition]
+prepare_queue_depth = 32
 `
 	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 		t.Fatal(err)
@@ -47,6 +47,7 @@ enabled = true
 		"IGGY_HEARTBEAT_ENABLED=false",
 		"IGGY_ROOT_USERNAME=admin",
 		"IGGY_HTTP_ADDRESS=127.0.0.1:1",
+		"IGGY_PARTITION_PREPARE_QUEUE_DEPTH=1",
 		"PATH=/bin",
 	}
 	cfg, notices, err := Load(path, env)
@@ -62,6 +63,7 @@ enabled = true
 	want.ConsumerGroup.RebalancingTimeout = Duration(2 * time.Second)
 	want.MessageBus.MaxMessageSize = 1 << 20
 	want.PersonalAccessToken.MaxTokensPerUser = 7
+	want.HTTP.Address = "127.0.0.1:1"
 	if d := cmp.Diff(want, cfg); d != "" {
 		t.Fatalf("config mismatch (-want +got):\n%s", d)
 	}
@@ -71,7 +73,7 @@ enabled = true
 		}
 	}
 	if len(notices) != 2 {
-		t.Errorf("want 2 informational notices (http.enabled, IGGY_HTTP_ADDRESS), got %+v", notices)
+		t.Errorf("want 2 informational notices (partition.prepare_queue_depth, IGGY_PARTITION_PREPARE_QUEUE_DEPTH), got %+v", notices)
 	}
 }
 

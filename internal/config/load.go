@@ -52,10 +52,10 @@ var relocated = map[string]string{
 // (transports and tuning it does not implement, and sections older
 // releases had). They are reported as informational notices, not warnings.
 var unused = []string{
-	"http", "telemetry", "cluster", "data_maintenance",
+	"http.jwt.trusted_issuers", "data_maintenance",
 	"partition", "metadata.prepare_queue_depth", "metadata.journal_slots",
-	"system.sharding", "system.memory_pool", "system.logging", "system.stream", "system.topic",
-	"system.partition", "system.segment", "system.encryption", "system.recovery", "system.runtime",
+	"system.sharding", "system.memory_pool", "system.stream", "system.topic",
+	"system.partition", "system.segment", "system.recovery", "system.runtime",
 	"message_saver", "system.state", "system.backup", "system.compression", "tcp.socket",
 	"cache_indexes", "tcp.ipv6",
 }
@@ -181,6 +181,7 @@ func decodeTOML(cfg *Config, data []byte) (notices []Notice, err error) {
 		return nil, err
 	}
 	known := Keys()
+	notices = append(notices, vsrFileNotices(cfg, md)...)
 	var refused []error
 	seen := map[string]bool{}
 	for _, k := range md.Undecoded() {
@@ -237,6 +238,15 @@ func applyEnv(cfg *Config, environ []string) ([]Notice, error) {
 		if f, ok := byEnv[name]; ok {
 			if err := setText(f.v, value); err != nil {
 				errs = append(errs, fmt.Errorf("%s (%s): %w", name, f.key, err))
+			}
+			if n, ok := vsrNotice(f.key, "environment variable "+name+" ("+f.key+")"); ok && !isDefaultValue(cfg, f.key) {
+				notices = append(notices, n)
+			}
+			continue
+		}
+		if key, ok, err := applyIndexedEnv(cfg, name, value); ok {
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s (%s): %w", name, key, err))
 			}
 			continue
 		}

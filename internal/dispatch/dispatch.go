@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/session"
@@ -88,6 +89,8 @@ type Options struct {
 	// Groups lists a client's consumer-group memberships for GET_ME and
 	// GET_CLIENT(S); nil means none (groups arrive with a later step).
 	Groups func(client wire.Uint128) []wire.ClientConsumerGroup
+	// Observer, when set, is told about every served request (observe.go).
+	Observer Observer
 }
 
 // Dispatcher routes requests. It is safe for concurrent use by every
@@ -98,6 +101,7 @@ type Dispatcher struct {
 	users    auth.Store
 	logger   *slog.Logger
 	groups   func(wire.Uint128) []wire.ClientConsumerGroup
+	observer Observer
 	handlers [maxCode + 1]atomic.Pointer[Handler]
 }
 
@@ -108,7 +112,7 @@ func New(sessions *session.Manager, users auth.Store, opts Options) *Dispatcher 
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	d := &Dispatcher{sessions: sessions, users: users, logger: opts.Logger, groups: opts.Groups}
+	d := &Dispatcher{sessions: sessions, users: users, logger: opts.Logger, groups: opts.Groups, observer: opts.Observer}
 	d.registerSystem()
 	return d
 }
@@ -145,6 +149,9 @@ func (d *Dispatcher) handler(code wire.Command) Handler {
 // Serve answers the request in x (Header, Body and Conn set). On return
 // x.Head/x.Out hold the answer.
 func (d *Dispatcher) Serve(x *Exchange) {
+	if d.observer != nil {
+		defer d.observe(x, time.Now())
+	}
 	x.d = d
 	h := &x.Header
 	c := x.Conn

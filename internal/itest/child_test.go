@@ -44,6 +44,7 @@ func runChild(dir, mode string) int {
 	cfg := config.Default()
 	cfg.TCP.Address = "127.0.0.1:0"
 	cfg.QUIC.Enabled, cfg.WebSocket.Enabled = false, false // off the fixed default ports
+	cfg.HTTP.Enabled = false
 	cfg.System.Path = dir
 	cfg.Heartbeat.Enabled = false
 	opts := []broker.Option{

@@ -36,6 +36,7 @@ func WithTransport(name string) Option { return func(s *settings) { s.transport 
 func (s *settings) noExtraTransports() {
 	s.cfg.QUIC.Enabled, s.cfg.QUIC.Address = false, "127.0.0.1:0"
 	s.cfg.WebSocket.Enabled, s.cfg.WebSocket.Address = false, "127.0.0.1:0"
+	s.cfg.HTTP.Enabled, s.cfg.HTTP.Address = false, "127.0.0.1:0"
 }
 
 func (s *settings) transportFromEnv() {

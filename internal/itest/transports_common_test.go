@@ -16,7 +16,7 @@ import (
 
 // withAllTransports enables QUIC and WebSocket on free ports.
 func withAllTransports(c *config.Config) {
-	c.QUIC.Enabled, c.WebSocket.Enabled = true, true
+	c.QUIC.Enabled, c.WebSocket.Enabled, c.HTTP.Enabled = true, true, true
 }
 
 func portOf(t *testing.T, addr string) uint16 {
@@ -50,9 +50,9 @@ func TestClusterMetadataPorts(t *testing.T) {
 	c := s.Dial(t)
 	c.LoginRoot()
 	n := clusterNode(t, c)
-	q, w := s.Broker.QUICAddr().String(), s.Broker.WebSocketAddr().String()
-	if n.TCPPort != portOf(t, s.Addr) || n.QUICPort != portOf(t, q) || n.WebSocketPort != portOf(t, w) || n.HTTPPort != 0 {
-		t.Fatalf("node %+v; tcp %s quic %s ws %s", n, s.Addr, q, w)
+	q, w, h := s.Broker.QUICAddr().String(), s.Broker.WebSocketAddr().String(), s.Broker.HTTPAddr().String()
+	if n.TCPPort != portOf(t, s.Addr) || n.QUICPort != portOf(t, q) || n.WebSocketPort != portOf(t, w) || n.HTTPPort != portOf(t, h) {
+		t.Fatalf("node %+v; tcp %s quic %s ws %s http %s", n, s.Addr, q, w, h)
 	}
 	// The effective configuration holds the bound addresses.
 	data, err := os.ReadFile(filepath.Join(s.Dir, "runtime", "current_config.toml"))
@@ -70,7 +70,7 @@ func TestClusterMetadataPorts(t *testing.T) {
 	off := Start(t)
 	oc := off.Dial(t)
 	oc.LoginRoot()
-	if n := clusterNode(t, oc); n.QUICPort != 0 || n.WebSocketPort != 0 || n.TCPPort == 0 {
+	if n := clusterNode(t, oc); n.QUICPort != 0 || n.WebSocketPort != 0 || n.HTTPPort != 0 || n.TCPPort == 0 {
 		t.Fatalf("disabled transports reported: %+v", n)
 	}
 }

@@ -37,6 +37,9 @@ type System struct {
 	// WebSocket address, nil when the transport is disabled.
 	QUICAddr      func() net.Addr
 	WebSocketAddr func() net.Addr
+	// HTTPAddr returns the bound HTTP API address, nil when HTTP is
+	// disabled.
+	HTTPAddr func() net.Addr
 }
 
 // Register installs every metadata-plane handler on d: the commands, the
@@ -73,8 +76,8 @@ func describeOptions(x *dispatch.Exchange) {
 
 // getClusterMetadata answers GET_CLUSTER_METADATA (12) for a single node
 // (semantics.md §7): "single-node", one Leader "iggy-node" at the TCP
-// listen address; the QUIC and WebSocket ports of their listeners, 0 when
-// disabled (HTTP: 0). Ports are the bound ones, which equal the configured
+// listen address; the QUIC, WebSocket and HTTP ports of their listeners,
+// 0 when disabled. Ports are the bound ones, which equal the configured
 // ones unless a listener was configured on port 0 (the reference then
 // reports 0; Iggo reports the port clients can actually use).
 //
@@ -87,6 +90,7 @@ func getClusterMetadata(x *dispatch.Exchange, sys System) {
 		}
 	}
 	node.QUICPort, node.WebSocketPort = portOf(sys.QUICAddr), portOf(sys.WebSocketAddr)
+	node.HTTPPort = portOf(sys.HTTPAddr)
 	m := wire.ClusterMetadata{Name: "single-node", Nodes: []wire.ClusterNode{node}}
 	x.Reply(m.AppendTo(x.Scratch()))
 }

@@ -57,6 +57,19 @@
 // GET/STORE/DELETE_CONSUMER_OFFSET (120/121/122) use the partition's
 // storage.Offsets.
 //
+// # Encryption at rest
+//
+// With Options.Cipher (system.encryption), SEND_MESSAGES seals each
+// admitted batch once before the append (payloads and non-empty user
+// headers, AES-256-GCM; stored checksums cover the ciphertext), and
+// POLL_MESSAGES is the single decrypt point: an encrypted partition's
+// records are read into memory and decrypted into the reply, so the
+// sendfile path is not used for it. A marker file in each partition
+// directory records the key fingerprint; a partition whose records do not
+// match the configured key (or encryption disabled) is stopped and
+// Plane.KeyError makes the broker refuse to start. See encrypt.go and
+// docs/ENCRYPTION.md.
+//
 // # Error choices
 //
 // Where the specification leaves a choice, this package answers:

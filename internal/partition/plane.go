@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/encryption"
 	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
@@ -52,6 +53,11 @@ type Options struct {
 	// WindowClients bounds the clients one partition's duplicate window
 	// tracks (session.DefaultPartitionWindowClients if 0).
 	WindowClients int
+	// StorageObserver is passed to storage.Options.Observer (metrics).
+	StorageObserver storage.Observer
+	// Cipher encrypts messages at rest (system.encryption); nil disables
+	// it. See encrypt.go.
+	Cipher *encryption.Cipher
 }
 
 // Plane is the partition plane. It is safe for concurrent use.
@@ -64,6 +70,7 @@ type Plane struct {
 	mu     sync.RWMutex
 	topics map[uint64]*topic // by incarnation; guarded by mu
 	closed bool              // guarded by mu
+	enc    planeCrypt        // encrypt.go
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -93,6 +100,10 @@ type partition struct {
 	log    *storage.Partition
 	broken error
 	window *session.PartitionWindow
+	// traffic counts messages and bytes in and out (observe.go).
+	traffic traffic
+	// crypt is the encryption state; nil for a plaintext partition (encrypt.go).
+	crypt *partCrypt
 
 	// inflight serialises a window Check with the Commit that follows it
 	// for the same (client, request, body hash), so a retry that arrives
@@ -178,6 +189,7 @@ func (p *Plane) storageOptions(s wire.TopicSettings, id uint32) storage.Options 
 		MaxRecordBytes: p.opts.MaxFrameBytes,
 		VerifySealed:   p.opts.VerifySealed,
 		Clock:          p.opts.Clock,
+		Observer:       p.opts.StorageObserver,
 	}
 }
 
@@ -215,6 +227,9 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 			}
 			errs = append(errs, fmt.Errorf("open partition %d/%d/%d: %w", t.StreamID, t.TopicID, id, err))
 			tp.unopened[id] = struct{}{}
+			continue
+		}
+		if !p.attachCrypt(tp, part, log, &errs) {
 			continue
 		}
 		delete(tp.unopened, id)
@@ -294,6 +309,10 @@ func (p *Plane) PurgeTopic(t catalog.TopicRef) error {
 	var errs []error
 	for _, part := range p.topicParts(t) {
 		if part.log == nil {
+			continue
+		}
+		if err := p.resetCrypt(part); err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		if err := part.log.Purge(); err != nil {

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"math"
 	"sync"
@@ -66,6 +67,9 @@ func (r *pollReply) Release() {
 	r.post = r.post[:0]
 	if cap(r.rec) > maxRetainedRecordBuf {
 		r.rec = nil
+	}
+	if cap(r.head) > maxRetainedRecordBuf {
+		r.head = nil // a decrypted reply (encrypt_poll.go)
 	}
 	r.n = 0
 	pollReplies.Put(r)
@@ -169,6 +173,10 @@ func (p *Plane) poll(x *dispatch.Exchange) {
 	last, n, err := p.fill(r, part, start, count, next)
 	if err != nil || n == 0 {
 		r.Release()
+		if errors.Is(err, errUnreadable) {
+			x.Deny(wire.ErrCannotReadMessage.Code)
+			return
+		}
 		if err != nil {
 			p.log.Warn("poll read failed", "dir", part.dir, "err", err)
 		}
@@ -197,6 +205,7 @@ func (p *Plane) poll(x *dispatch.Exchange) {
 			p.catalog().GroupCommitted(t.ref, t.id, t.client, part.id, stored)
 		}
 	}
+	part.traffic.out(n, int64(len(r.head)-wire.PollReplyHeadSize)+r.n)
 	x.ReplyTail(r.head, r)
 }
 
@@ -204,6 +213,9 @@ func (p *Plane) poll(x *dispatch.Exchange) {
 // zero count, whole records as extents, and the edge records sliced. It
 // returns the last returned offset and the number of messages.
 func (p *Plane) fill(r *pollReply, part *partition, start, count, next uint64) (last, n uint64, err error) {
+	if part.crypt != nil {
+		return p.fillDecrypted(r, part, start, count, next)
+	}
 	maxBytes := p.opts.MaxFrameBytes - wire.HeaderSize - wire.PollReplyHeadSize
 	if err := part.log.Read(&r.rr, start, count, maxBytes); err != nil {
 		return 0, 0, err

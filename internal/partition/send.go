@@ -127,8 +127,9 @@ func (p *Plane) send(x *dispatch.Exchange) {
 		x.Reply(binary.LittleEndian.AppendUint32(x.Scratch(), 0))
 		return
 	}
-	res, err := part.log.Append(rec, batch.MessageCount())
+	res, err := p.appendRecord(part, rec, batch.MessageCount())
 	part.end(key, err == nil)
+	part.traffic.in(err, batch.MessageCount(), len(rec))
 	if err != nil {
 		p.log.Warn("append failed", "dir", part.dir, "err", err)
 		switch {

@@ -65,6 +65,8 @@ type Options struct {
 	// Clock returns the current time; it stamps records and drives
 	// retention by age. Default time.Now.
 	Clock func() time.Time
+	// Observer, when set, receives write and sync latencies (observe.go).
+	Observer Observer
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -143,6 +143,7 @@ func (p *Partition) Append(rec []byte, count uint32) (AppendResult, error) {
 	p.format.Stamp(rec, base, ts)
 	pos := seg.size
 	seg.reserveAhead(pos+int64(len(rec)), p.opts.SegmentBytes)
+	wstart := p.observeStart()
 	if _, err := seg.log.WriteAt(rec, pos); err != nil {
 		err = fmt.Errorf("append to %s: %w", seg.logPath, err)
 		// Cut a partial write so the next record starts at pos; if even
@@ -153,6 +154,7 @@ func (p *Partition) Append(rec []byte, count uint32) (AppendResult, error) {
 		p.mu.Unlock()
 		return AppendResult{}, err
 	}
+	p.observeWrite(wstart, len(rec))
 	m := seg.mem.Load()
 	m.add(memEntry{off: base, ts: ts, pos: pos, count: count, length: uint32(len(rec))})
 	seg.size += int64(len(rec))
@@ -283,7 +285,9 @@ func (p *Partition) syncTo(target uint64) error {
 	p.pendMsgs, p.pendBytes = 0, 0
 	p.mu.Unlock()
 
+	sstart := p.observeStart()
 	err := seg.flush(n, true)
+	p.observeSync(sstart)
 	p.syncRounds.Add(1)
 
 	p.mu.Lock()
