@@ -220,6 +220,9 @@ test('console end to end', async (t) => {
     await byTest('groups-table').getByText('billing').click();
     await byTest('page-title').filter({ hasText: 'billing' }).waitFor();
     await byTest('offsets-panel').waitFor();
+    // Group offsets are read-only here: members commit them.
+    await byTest('group-offsets-note').waitFor();
+    assert.equal(await page.locator('[data-testid="offsets-panel"]').first().getByTestId('reset-offset-0').count(), 0);
     await byTest('consumer-id').fill('7');
     await byTest('consumer-show').click();
     const panel = page.locator('[data-testid="offsets-panel"]').last();

@@ -69,7 +69,8 @@ func TestNormalizeRefuses(t *testing.T) {
 		{"huge batch", Config{Scenario: PinnedProducer, MessageSize: 1 << 20, MessagesPerBatch: 100}, "--messages-per-batch"},
 		{"negative warmup", Config{Scenario: PinnedProducer, WarmupTime: -time.Second}, "negative"},
 		{"too many actors", Config{Scenario: BalancedProducer, Producers: MaxActors + 1}, "within 0.."},
-		{"unknown transport", Config{Scenario: PinnedProducer, Transport: "http"}, "want tcp, quic or ws"},
+		{"unknown transport", Config{Scenario: PinnedProducer, Transport: "sctp"}, "want tcp, quic, ws or http"},
+		{"http consumer group", Config{Scenario: BalancedConsumerGroup, Transport: "http"}, "HTTP API does not serve"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.cfg

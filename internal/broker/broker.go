@@ -256,14 +256,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 // file is replaced atomically (temporary file, then rename), so a reader
 // such as a tool waiting for the bound address never sees half of it.
 func (b *Broker) writeRuntimeConfig() error {
-	c := b.cfg
-	if b.tcp != nil {
-		c.TCP.Address = b.tcp.Addr().String()
-	}
-	b.boundTransports(&c)
-	if b.http != nil {
-		c.HTTP.Address = b.http.Addr().String()
-	}
+	c := b.boundConfig()
 	data, err := c.Encode()
 	if err != nil {
 		return err

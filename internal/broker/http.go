@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/auth"
+	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/internal/console"
 	"github.com/iggo-dev/iggo/internal/httpapi"
 )
@@ -60,6 +61,7 @@ func (b *Broker) listenHTTP() error {
 		Observe:         b.metricsObserve(),
 		WebUI:           ui,
 		WebUICSP:        console.ContentSecurityPolicy,
+		EffectiveConfig: b.boundConfig,
 	})
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
@@ -86,6 +88,21 @@ func (b *Broker) listenHTTP() error {
 	}
 	b.httpAPI = api
 	return nil
+}
+
+// boundConfig is the effective configuration with the bound listen
+// addresses (port 0 resolved): what runtime/current_config.toml holds and
+// what GET /config shows.
+func (b *Broker) boundConfig() config.Config {
+	c := b.cfg
+	if b.tcp != nil {
+		c.TCP.Address = b.tcp.Addr().String()
+	}
+	b.boundTransports(&c)
+	if b.http != nil {
+		c.HTTP.Address = b.http.Addr().String()
+	}
+	return c
 }
 
 // HTTPAddr is the bound HTTP API address, nil when disabled.

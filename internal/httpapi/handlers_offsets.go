@@ -35,15 +35,20 @@ func (c *ConsumerID) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// StoreOffsetRequest is PUT .../consumer-offsets.
+// StoreOffsetRequest is PUT .../consumer-offsets. ConsumerKind is an Iggo
+// extension ("consumer", the default, or "consumer_group").
 type StoreOffsetRequest struct {
-	ConsumerID  *ConsumerID `json:"consumer_id,omitempty"`
-	PartitionID *uint32     `json:"partition_id"`
-	Offset      *uint64     `json:"offset"`
+	ConsumerKind *ConsumerKind `json:"consumer_kind,omitempty"`
+	ConsumerID   *ConsumerID   `json:"consumer_id,omitempty"`
+	PartitionID  *uint32       `json:"partition_id"`
+	Offset       *uint64       `json:"offset"`
 }
 
-// ConsumerOffset is GET .../consumer-offsets.
+// ConsumerOffset is GET .../consumer-offsets. ConsumerKind is set only for
+// a group (the Iggo extension), so a plain consumer's reply keeps the
+// reference's shape exactly.
 type ConsumerOffset struct {
+	ConsumerKind  string `json:"consumer_kind,omitempty"`
 	PartitionID   uint32 `json:"partition_id"`
 	CurrentOffset uint64 `json:"current_offset"`
 	StoredOffset  uint64 `json:"stored_offset"`
@@ -54,7 +59,11 @@ func (c *call) getOffset() error {
 	if err != nil {
 		return err
 	}
-	consumer, err := c.consumerQuery()
+	kind, err := c.kindQuery()
+	if err != nil {
+		return err
+	}
+	id, err := c.consumerQuery()
 	if err != nil {
 		return err
 	}
@@ -62,7 +71,7 @@ func (c *call) getOffset() error {
 	if err != nil {
 		return err
 	}
-	out, err := c.read(wire.CmdGetConsumerOffset, &wire.GetConsumerOffset{Consumer: wire.SingleConsumer(consumer), StreamID: s, TopicID: t, Partition: wire.SomePartition(uint32(p))})
+	out, err := c.read(wire.CmdGetConsumerOffset, &wire.GetConsumerOffset{Consumer: kind.consumer(id), StreamID: s, TopicID: t, Partition: wire.SomePartition(uint32(p))})
 	if err != nil {
 		return notFoundGeneric(err)
 	}
@@ -73,7 +82,7 @@ func (c *call) getOffset() error {
 	if err := decodeReply(out.payload, &o); err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, ConsumerOffset{PartitionID: o.PartitionID, CurrentOffset: o.CurrentOffset, StoredOffset: o.StoredOffset})
+	return c.json(http.StatusOK, ConsumerOffset{ConsumerKind: kind.echo(), PartitionID: o.PartitionID, CurrentOffset: o.CurrentOffset, StoredOffset: o.StoredOffset})
 }
 
 func (c *call) storeOffset() error {
@@ -88,15 +97,19 @@ func (c *call) storeOffset() error {
 	if req.Offset == nil {
 		return errUnprocessable("offset is required")
 	}
-	consumer := wire.NumericID(1)
+	id := wire.NumericID(1)
 	if req.ConsumerID != nil {
-		consumer = req.ConsumerID.Identifier
+		id = req.ConsumerID.Identifier
+	}
+	kind := kindConsumer
+	if req.ConsumerKind != nil {
+		kind = *req.ConsumerKind
 	}
 	part := wire.OptPartition{}
 	if req.PartitionID != nil {
 		part = wire.SomePartition(*req.PartitionID)
 	}
-	st := &wire.StoreConsumerOffset{Consumer: wire.SingleConsumer(consumer), StreamID: s, TopicID: t, Partition: part, Offset: *req.Offset, Ack: wire.AckQuorum}
+	st := &wire.StoreConsumerOffset{Consumer: kind.consumer(id), StreamID: s, TopicID: t, Partition: part, Offset: *req.Offset, Ack: wire.AckQuorum}
 	if _, err := c.s.partitionWrite(c.cred, wire.CmdStoreConsumerOffset, st); err != nil {
 		return err
 	}
@@ -108,7 +121,11 @@ func (c *call) deleteOffset() error {
 	if err != nil {
 		return err
 	}
-	consumer, err := c.ident("consumer_id")
+	kind, err := c.kindQuery()
+	if err != nil {
+		return err
+	}
+	id, err := c.ident("consumer_id")
 	if err != nil {
 		return err
 	}
@@ -118,7 +135,7 @@ func (c *call) deleteOffset() error {
 	} else if present {
 		part = wire.SomePartition(uint32(p))
 	}
-	d := &wire.DeleteConsumerOffset{Consumer: wire.SingleConsumer(consumer), StreamID: s, TopicID: t, Partition: part, Ack: wire.AckQuorum}
+	d := &wire.DeleteConsumerOffset{Consumer: kind.consumer(id), StreamID: s, TopicID: t, Partition: part, Ack: wire.AckQuorum}
 	if _, err := c.s.partitionWrite(c.cred, wire.CmdDeleteConsumerOffset, d); err != nil {
 		return err
 	}

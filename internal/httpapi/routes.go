@@ -22,6 +22,7 @@ func (s *Server) table() []*route {
 		{Method: "GET", Pattern: "/cluster/metadata", Command: wire.CmdGetClusterMetadata, Auth: authAny, Summary: "Cluster metadata", Response: ClusterMetadata{}, Status: 200, handle: (*call).clusterMetadata},
 		{Method: "GET", Pattern: "/options/{scope}", Command: wire.CmdDescribeOptions, Auth: authAny, Summary: "Describe the option catalog of topic, stream or user", Response: []OptionDescription{}, Status: 200, handle: (*call).describeOptions},
 		{Method: "GET", Pattern: "/clients", Command: wire.CmdGetClients, Auth: authRule, Flags: flagConsistency, Summary: "List binary clients", Response: []ClientInfo{}, Status: 200, handle: (*call).getClients},
+		{Method: "GET", Pattern: "/config", Auth: authAny, Summary: "Effective server configuration, secrets masked (Iggo extension; needs read_servers)", Response: map[string]any{}, Status: 200, handle: (*call).getConfig},
 		{Method: "GET", Pattern: "/clients/{client_id}", Command: wire.CmdGetClient, Auth: authRule, Flags: flagConsistency, Summary: "Get a binary client", Response: ClientInfoDetails{}, Status: 200, handle: (*call).getClient},
 
 		{Method: "POST", Pattern: "/users/login", Auth: authPublic, Summary: "Log in with username and password", Request: loginRequest{}, Response: identityInfo{}, Status: 200, handle: (*call).login},
@@ -65,9 +66,9 @@ func (s *Server) table() []*route {
 
 		{Method: "GET", Pattern: pTopic + "/messages", Command: wire.CmdPollMessages, Auth: authRule, Flags: flagConsistency, Summary: "Poll messages", Query: []string{"consumer_id", "partition_id", "kind", "value", "count", "auto_commit"}, Response: PolledMessages{}, Status: 200, handle: (*call).pollMessages},
 		{Method: "POST", Pattern: pTopic + "/messages", Command: wire.CmdSendMessages, Auth: authRule, Summary: "Send messages (201 with ack=replicated, 202 with ack=none)", Query: []string{"ack"}, Request: SendMessagesRequest{}, Response: SendMessagesReply{}, Status: 201, handle: (*call).sendMessages},
-		{Method: "GET", Pattern: pTopic + "/consumer-offsets", Command: wire.CmdGetConsumerOffset, Auth: authRule, Flags: flagConsistency, Summary: "Get a stored consumer offset", Query: []string{"consumer_id", "partition_id"}, Response: ConsumerOffset{}, Status: 200, handle: (*call).getOffset},
+		{Method: "GET", Pattern: pTopic + "/consumer-offsets", Command: wire.CmdGetConsumerOffset, Auth: authRule, Flags: flagConsistency, Summary: "Get a stored consumer offset (consumer_kind=consumer_group: Iggo extension)", Query: []string{"consumer_kind", "consumer_id", "partition_id"}, Response: ConsumerOffset{}, Status: 200, handle: (*call).getOffset},
 		{Method: "PUT", Pattern: pTopic + "/consumer-offsets", Command: wire.CmdStoreConsumerOffset, Auth: authRule, Summary: "Store a consumer offset", Request: StoreOffsetRequest{}, Status: 204, handle: (*call).storeOffset},
-		{Method: "DELETE", Pattern: pTopic + "/consumer-offsets/{consumer_id}", Command: wire.CmdDeleteConsumerOffset, Auth: authRule, Summary: "Delete a stored consumer offset", Query: []string{"partition_id"}, Status: 204, handle: (*call).deleteOffset},
+		{Method: "DELETE", Pattern: pTopic + "/consumer-offsets/{consumer_id}", Command: wire.CmdDeleteConsumerOffset, Auth: authRule, Summary: "Delete a stored consumer offset (consumer_kind=consumer_group: Iggo extension)", Query: []string{"consumer_kind", "partition_id"}, Status: 204, handle: (*call).deleteOffset},
 
 		{Method: "GET", Pattern: "/ui", Auth: authPublic, Summary: "Web console", Status: 200, ContentType: "text/html", handle: (*call).webUI},
 		{Method: "GET", Pattern: "/ui/{path...}", Auth: authPublic, Summary: "Web console assets", Status: 200, ContentType: "application/octet-stream", handle: (*call).webUI},

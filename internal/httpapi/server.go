@@ -54,6 +54,10 @@ type Options struct {
 	// WebUICSP, when set, is sent as Content-Security-Policy on /ui
 	// answers.
 	WebUICSP string
+	// EffectiveConfig returns the configuration GET /config shows (the
+	// broker's, with the bound addresses); nil answers 404. It is called
+	// once per request.
+	EffectiveConfig func() config.Config
 }
 
 // Server is the HTTP API as an http.Handler.

@@ -94,7 +94,7 @@ export function offsetsPanel(ctx, path, partitions, consumer, { canWrite, onChan
         { key: 'current', label: 'Current offset', num: true, render: (r) => (toBig(r.messages) > 0n ? fmtInt(r.current) : 'empty') },
         { key: 'stored', label: 'Committed', num: true, render: (r) => (r.stored === null ? 'none' : fmtInt(r.stored)) },
         { key: 'lag', label: 'Lag', num: true, render: (r) => fmtInt(r.lag), sort: (r) => r.lag },
-        { key: 'act', label: '', render: (r) => (canWrite ? h('span', { class: 'row-actions' },
+        { key: 'act', label: '', render: (r) => (canWrite && consumer.kind !== 'consumer_group' ? h('span', { class: 'row-actions' },
           h('button', { type: 'button', class: 'small', 'data-testid': 'reset-offset-' + r.partition, onclick: async () => { if (await reset(r)) { toast('Offset stored', 'ok'); onChange(); } } }, 'Reset'),
           r.stored !== null && consumer.kind !== 'consumer_group' ? actionButton('Delete', async () => {
             if (await confirmSimple('Delete offset', `Forget the committed offset of consumer ${consumer.id} on partition ${r.partition}?`, 'Delete')) {
@@ -103,7 +103,9 @@ export function offsetsPanel(ctx, path, partitions, consumer, { canWrite, onChan
               onChange();
             }
           }, { class: 'small' }) : null) : null) },
-      ], rows, { testid: 'offsets-table' }) : empty('The topic has no partitions.'));
+      ], rows, { testid: 'offsets-table' }) : empty('The topic has no partitions.'),
+      consumer.kind === 'consumer_group' && rows.length ? h('p', { class: 'hint', 'data-testid': 'group-offsets-note' },
+        'A group\'s offsets are committed by its members (the server accepts a group offset only from the member that owns the partition). To re-read, reset an individual consumer below, or have a member store the offset.') : null);
     },
   };
 }
