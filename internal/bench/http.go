@@ -95,13 +95,22 @@ func (a *actor) connectHTTP(ctx context.Context, t *target, cfg *Config) error {
 
 // do sends one request and decodes a JSON answer into out (nil: none).
 func (h *httpData) do(ctx context.Context, method, path string, body []byte, want int, out any) error {
+	data, err := h.doRaw(ctx, method, path, body, want)
+	if err != nil || out == nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
+}
+
+// doRaw sends one request and returns the answer's body.
+func (h *httpData) doRaw(ctx context.Context, method, path string, body []byte, want int) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, h.base+path, rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -111,20 +120,17 @@ func (h *httpData) do(ctx context.Context, method, path string, body []byte, wan
 	}
 	resp, err := h.c.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPReply))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(data))
+		return nil, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(data))
 	}
-	if out != nil {
-		return json.Unmarshal(data, out)
-	}
-	return nil
+	return data, nil
 }
 
 // segment is an identifier as a path segment.
@@ -213,31 +219,22 @@ func (a *actor) pollBuffer(ctx context.Context, req wire.PollMessages, pb *clien
 	q.Set("value", strconv.FormatUint(req.Strategy.Value, 10))
 	q.Set("count", strconv.FormatUint(uint64(req.Count), 10))
 	q.Set("auto_commit", strconv.FormatBool(req.AutoCommit))
-	var res httpapi.PolledMessages
-	if err := a.web.do(ctx, http.MethodGet, "/streams/"+segment(req.StreamID)+"/topics/"+segment(req.TopicID)+"/messages?"+q.Encode(), nil, http.StatusOK, &res); err != nil {
+	data, err := a.web.doRaw(ctx, http.MethodGet, "/streams/"+segment(req.StreamID)+"/topics/"+segment(req.TopicID)+"/messages?"+q.Encode(), nil, http.StatusOK)
+	if err != nil {
 		return nil, err
 	}
-	out := &wire.PolledMessages{PartitionID: res.PartitionID, CurrentOffset: res.CurrentOffset}
-	if len(res.Messages) == 0 {
+	res, err := readPoll(data)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.PolledMessages{PartitionID: res.partitionID, CurrentOffset: res.currentOffset}
+	if len(res.msgs) == 0 {
 		return out, nil
 	}
-	msgs := make([]wire.Message, 0, len(res.Messages))
-	for _, m := range res.Messages {
-		p, err := base64.StdEncoding.DecodeString(m.Payload)
-		if err != nil {
-			return nil, fmt.Errorf("poll reply payload: %w", err)
-		}
-		msgs = append(msgs, wire.Message{ID: wire.Uint128(m.Header.ID), OriginTimestamp: m.Header.OriginTimestamp, Payload: p})
-	}
-	batch, err := wire.AppendBatch(nil, msgs)
+	batch, err := res.batch()
 	if err != nil {
-		return nil, fmt.Errorf("rebuild the polled batch: %w", err)
+		return nil, err
 	}
-	v, _, err := wire.ParseBatch(batch)
-	if err != nil {
-		return nil, fmt.Errorf("rebuild the polled batch: %w", err)
-	}
-	v.Stamp(uint64(res.PartitionID), res.Messages[0].Header.Offset, res.Messages[0].Header.Timestamp)
-	out.Count, out.Records = uint32(len(msgs)), batch
+	out.Count, out.Records = uint32(len(res.msgs)), batch
 	return out, nil
 }

@@ -113,12 +113,17 @@ func (c *call) json(status int, v any) error {
 	if err != nil {
 		return err
 	}
+	c.raw(status, data)
+	return nil
+}
+
+// raw writes an already encoded JSON document with status.
+func (c *call) raw(status int, data []byte) {
 	h := c.w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(data)))
 	c.w.WriteHeader(status)
 	_, _ = c.w.Write(data)
-	return nil
 }
 
 // empty answers status without a body.
@@ -132,28 +137,51 @@ func (c *call) empty(status int) error {
 // be application/json (415), malformed JSON is 400, JSON that does not fit
 // v is 422. strict rejects unknown keys (the produce body).
 func (c *call) decode(v any, strict bool) error {
+	data, err := c.readBody(nil)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(data, v, strict)
+}
+
+// readBody checks the Content-Type (415) and reads the body, capped at
+// http.max_request_size (413 + Connection: close), into dst; a body that
+// is not UTF-8 is 400.
+func (c *call) readBody(dst []byte) ([]byte, error) {
 	ct := c.r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if ct == "" || err != nil || mt != "application/json" {
-		return httpError(http.StatusUnsupportedMediaType, "unsupported_media_type", "Expected request with `Content-Type: application/json`")
+		return nil, httpError(http.StatusUnsupportedMediaType, "unsupported_media_type", "Expected request with `Content-Type: application/json`")
 	}
 	limit := int64(c.s.cfg.MaxRequestSize)
 	if c.r.ContentLength > limit {
-		return tooLarge()
+		return nil, tooLarge()
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, max(min(c.r.ContentLength, limit), 512)+1))
+	// Room for the whole body plus the read that sees EOF, so a body of
+	// the announced length is read without growing the buffer.
+	want := int(max(min(c.r.ContentLength, limit), 0)) + bytes.MinRead + 1
+	if cap(dst) < want {
+		dst = make([]byte, 0, want)
+	}
+	buf := bytes.NewBuffer(dst[:0])
 	_, err = buf.ReadFrom(http.MaxBytesReader(c.w, c.r.Body, limit))
 	data := buf.Bytes()
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			return tooLarge()
+			return nil, tooLarge()
 		}
-		return errBadRequest("cannot read the request body")
+		return nil, errBadRequest("cannot read the request body")
 	}
 	if !utf8.Valid(data) {
-		return errBadRequest("request body is not valid UTF-8")
+		return nil, errBadRequest("request body is not valid UTF-8")
 	}
+	return data, nil
+}
+
+// decodeJSON reads data into v: malformed JSON is 400, JSON that does not
+// fit v is 422; strict rejects unknown keys.
+func decodeJSON(data []byte, v any, strict bool) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if strict {

@@ -29,12 +29,21 @@ type outcome struct {
 // as an *apiError. It is the only place the HTTP layer touches the
 // binary protocol: header in, reply header and body out.
 func (s *Server) serve(conn *session.Conn, code wire.Command, request uint64, req body) (outcome, error) {
+	return s.serveInto(nil, conn, code, request, req)
+}
+
+// serveInto is serve with the reply payload appended to dst (a reusable
+// buffer of the caller). A request already in its wire form (encoded) is
+// sent without a copy.
+func (s *Server) serveInto(dst []byte, conn *session.Conn, code wire.Command, request uint64, req body) (outcome, error) {
 	info, ok := wire.LookupCommand(code)
 	if !ok {
 		return outcome{}, codeError(wire.ErrInvalidCommand.Code)
 	}
 	var raw []byte
-	if req != nil {
+	if e, ok := req.(encoded); ok {
+		raw = e
+	} else if req != nil {
 		raw = req.AppendTo(nil)
 	}
 	b, _ := conn.Binding()
@@ -65,12 +74,11 @@ func (s *Server) serve(conn *session.Conn, code wire.Command, request uint64, re
 	if h.Status != 0 {
 		return outcome{}, codeError(h.Status)
 	}
-	out := append([]byte(nil), x.Out...)
+	out := append(dst[:0], x.Out...)
 	if x.Tail != nil {
-		var buf bytes.Buffer
-		buf.Grow(len(out) + int(x.Tail.Len()))
-		buf.Write(out)
-		if _, err := x.Tail.WriteTo(&buf); err != nil {
+		buf := bytes.NewBuffer(out)
+		buf.Grow(int(x.Tail.Len()))
+		if _, err := x.Tail.WriteTo(buf); err != nil {
 			return outcome{}, codeError(wire.ErrError.Code)
 		}
 		out = buf.Bytes()
@@ -88,8 +96,13 @@ func (s *Server) serve(conn *session.Conn, code wire.Command, request uint64, re
 // read runs a read command as the credential's user on a connection bound
 // without any session (http-api.md §8: reads create nothing).
 func (s *Server) read(c *credential, code wire.Command, req body) (outcome, error) {
+	return s.readInto(nil, c, code, req)
+}
+
+// readInto is read with the reply payload appended to dst.
+func (s *Server) readInto(dst []byte, c *credential, code wire.Command, req body) (outcome, error) {
 	conn := session.ReadConn(s.readClient, c.user, "http")
-	return s.serve(conn, code, 0, req)
+	return s.serveInto(dst, conn, code, 0, req)
 }
 
 // write runs a control-plane write on the credential's session: one at a

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -155,15 +156,13 @@ func userHeaders(raw json.RawMessage) ([]byte, error) {
 	return block, nil
 }
 
-func partitioning(p *PartitioningJSON) (wire.Partitioning, error) {
-	if p == nil || p.Kind == nil || p.Value == nil {
-		return wire.Partitioning{}, errUnprocessable("partitioning.kind and partitioning.value are required")
-	}
-	v, err := base64.StdEncoding.DecodeString(*p.Value)
+// partitioning reads partitioning.kind and partitioning.value.
+func partitioning(kind, value string) (wire.Partitioning, error) {
+	v, err := base64.StdEncoding.DecodeString(value)
 	if err != nil {
 		return wire.Partitioning{}, errUnprocessable("partitioning.value is not base64")
 	}
-	switch *p.Kind {
+	switch kind {
 	case "balanced":
 		return wire.Partitioning{Kind: wire.PartitionBalanced}, nil
 	case "partition_id":
@@ -183,20 +182,6 @@ func partitioning(p *PartitioningJSON) (wire.Partitioning, error) {
 	return wire.Partitioning{}, errUnprocessable("partitioning.kind must be balanced, partition_id or messages_key")
 }
 
-// decodeProduce reads the produce body: every key is checked (unknown
-// keys anywhere in it are 422, http-api.md §7: only the produce body is
-// strict), and the body is parsed once.
-func (c *call) decodeProduce() (SendMessagesRequest, error) {
-	var req SendMessagesRequest
-	if err := c.decode(&req, true); err != nil {
-		return req, err
-	}
-	if req.Partitioning == nil || req.Messages == nil {
-		return req, errUnprocessable("partitioning and messages are required")
-	}
-	return req, nil
-}
-
 func randomID() wire.Uint128 {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -214,54 +199,13 @@ func (c *call) sendMessages() error {
 	if ack != "" && ack != "replicated" && ack != "none" {
 		return errBadRequest("ack must be replicated or none")
 	}
-	req, err := c.decodeProduce()
+	ps := c.s.getProduce()
+	defer c.s.produces.Put(ps)
+	req, err := c.produceRequest(ps, s, t)
 	if err != nil {
 		return err
 	}
-	part, err := partitioning(req.Partitioning)
-	if err != nil {
-		return err
-	}
-	list := *req.Messages
-	if len(list) == 0 {
-		return codeError(wire.ErrInvalidMessagesCount.Code)
-	}
-	now := uint64(c.s.now().UnixMicro())
-	msgs := make([]wire.Message, 0, len(list))
-	for i := range list {
-		m := &list[i]
-		if m.Payload == nil {
-			return errUnprocessable("message payload is required")
-		}
-		payload, err := base64.StdEncoding.DecodeString(*m.Payload)
-		if err != nil {
-			return errUnprocessable("message payload is not base64")
-		}
-		if len(payload) == 0 {
-			return errUnprocessable("message payload must not be empty")
-		}
-		if len(payload) > MaxPayloadBytes {
-			return codeError(wire.ErrInvalidCommand.Code)
-		}
-		uh, err := userHeaders(m.UserHeaders)
-		if err != nil {
-			return err
-		}
-		id := wire.Uint128{}
-		if m.ID != nil {
-			id = wire.Uint128(*m.ID)
-		}
-		if id.IsZero() {
-			id = randomID()
-		}
-		msgs = append(msgs, wire.Message{ID: id, OriginTimestamp: now, Payload: payload, UserHeaders: uh})
-	}
-	batch, err := wire.AppendBatch(nil, msgs)
-	if err != nil {
-		return codeError(wire.CodeOf(err))
-	}
-	send := &wire.SendMessages{StreamID: s, TopicID: t, Partitioning: part, MessagesCount: uint32(len(msgs)), Batch: batch}
-	out, err := c.s.partitionWrite(c.cred, wire.CmdSendMessages, send)
+	out, err := c.s.partitionWrite(c.cred, wire.CmdSendMessages, req)
 	if ack == "none" {
 		if ae, ok := err.(*apiError); ok && (ae.Status == http.StatusForbidden || ae.Status == http.StatusNotFound || ae.Status == http.StatusUnauthorized) {
 			return ae
@@ -358,40 +302,20 @@ func (c *call) pollMessages() error {
 	req := &wire.PollMessages{Consumer: wire.SingleConsumer(consumer), StreamID: s, TopicID: t,
 		Partition: wire.SomePartition(uint32(partition)), Strategy: wire.PollingStrategy{Kind: kind, Value: value},
 		Count: uint32(count), AutoCommit: autoCommit}
-	out, err := c.read(wire.CmdPollMessages, req)
+	pb := c.s.getPoll()
+	defer c.s.polls.Put(pb)
+	out, err := c.s.readInto(pb.reply, c.cred, wire.CmdPollMessages, req)
 	if err != nil {
 		return notFoundGeneric(err)
 	}
+	pb.reply = out.payload
 	var pm wire.PolledMessages
 	if err := decodeReply(out.payload, &pm); err != nil {
 		return err
 	}
-	res := PolledMessages{PartitionID: pm.PartitionID, CurrentOffset: pm.CurrentOffset, Messages: []PolledMessage{}}
-	it := pm.Messages()
-	for m, ok := it.Next(); ok; m, ok = it.Next() {
-		res.Messages = append(res.Messages, PolledMessage{
-			Header: PolledHeader{Checksum: m.Checksum, ID: U128(m.ID), Offset: m.Offset, Timestamp: m.Timestamp,
-				OriginTimestamp: m.OriginTimestamp, UserHeadersLength: uint32(len(m.UserHeaders)), PayloadLength: uint32(len(m.Payload))},
-			Payload:     base64.StdEncoding.EncodeToString(m.Payload),
-			UserHeaders: headersJSON(m.UserHeaders),
-		})
-	}
-	res.Count = uint32(len(res.Messages))
-	return c.json(http.StatusOK, res)
-}
-
-// headersJSON renders a stored user-headers block.
-func headersJSON(block []byte) any {
-	entries := []HeaderEntryJSON{}
-	it := wire.IterUserHeaders(block)
-	for h, ok := it.Next(); ok; h, ok = it.Next() {
-		entries = append(entries, HeaderEntryJSON{
-			Key:   HeaderFieldJSON{Kind: strings.ToLower(h.Key.Kind.String()), Value: base64.StdEncoding.EncodeToString(h.Key.Data)},
-			Value: HeaderFieldJSON{Kind: strings.ToLower(h.Value.Kind.String()), Value: base64.StdEncoding.EncodeToString(h.Value.Data)},
-		})
-	}
-	if it.Err() != nil {
-		return base64.StdEncoding.EncodeToString(block)
-	}
-	return entries
+	// Base64 is 4/3 of the records, plus about 300 bytes of keys and
+	// numbers per message: one allocation when the pooled buffer is short.
+	pb.json = appendPollJSON(slices.Grow(pb.json[:0], len(pm.Records)*4/3+300*int(pm.Count)+64), &pm)
+	c.raw(http.StatusOK, pb.json)
+	return nil
 }

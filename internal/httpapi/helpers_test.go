@@ -52,7 +52,7 @@ func testServerErr(t *testing.T, cfg config.HTTPConfig) error {
 	return err
 }
 
-func newTestServer(t *testing.T, cfg config.HTTPConfig, now func() time.Time) (*Server, error) {
+func newTestServer(t testing.TB, cfg config.HTTPConfig, now func() time.Time) (*Server, error) {
 	t.Helper()
 	h := auth.NewHasher(auth.Params{MemoryKiB: 64, Iterations: 1, Parallelism: 1, SaltBytes: 16, KeyBytes: 32}, nil)
 	store := auth.NewMemStore()

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/auth"
@@ -76,6 +77,9 @@ type Server struct {
 	mux        *http.ServeMux
 	handler    http.Handler
 	cors       *corsPolicy
+	// produces and polls recycle the buffers of the message routes
+	// (*produceState, *pollBuffers).
+	produces, polls sync.Pool
 }
 
 // New builds the API over opts.
