@@ -24,20 +24,7 @@ var errUnreadable = errors.New("partition: a stored record cannot be decrypted")
 // encryption was enabled (below the partition's plainBefore offset) are
 // copied as stored. Nothing goes through the file-extent Tail, so the
 // reply holds no sendfile part.
-func (p *Plane) fillDecrypted(r *pollReply, part *partition, start, count, next uint64) (last, n uint64, err error) {
-	maxBytes := p.opts.MaxFrameBytes - wire.HeaderSize - wire.PollReplyHeadSize
-	if err := part.log.Read(&r.rr, start, count, maxBytes); err != nil {
-		return 0, 0, err
-	}
-	exts := r.rr.Extents
-	r.head = wire.AppendPollReplyHead(r.head[:0], part.id, currentOffset(next), 0)
-	if len(exts) == 0 {
-		return 0, 0, nil
-	}
-	target := uint64(math.MaxUint64)
-	if count < math.MaxUint64-start {
-		target = start + count
-	}
+func (p *Plane) fillDecrypted(r *pollReply, part *partition, exts []storage.Extent, start, target uint64) (last, n uint64, err error) {
 	c := part.crypt
 	plainBefore := c.plainBefore.Load()
 	scratch := c.cipher.GetBuffer()

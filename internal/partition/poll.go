@@ -213,21 +213,12 @@ func (p *Plane) poll(x *dispatch.Exchange) {
 // zero count, whole records as extents, and the edge records sliced. It
 // returns the last returned offset and the number of messages.
 func (p *Plane) fill(r *pollReply, part *partition, start, count, next uint64) (last, n uint64, err error) {
-	if part.crypt != nil {
-		return p.fillDecrypted(r, part, start, count, next)
-	}
-	maxBytes := p.opts.MaxFrameBytes - wire.HeaderSize - wire.PollReplyHeadSize
-	if err := part.log.Read(&r.rr, start, count, maxBytes); err != nil {
+	exts, target, err := p.readExtents(r, part, start, count, next)
+	if err != nil || len(exts) == 0 {
 		return 0, 0, err
 	}
-	exts := r.rr.Extents
-	r.head = wire.AppendPollReplyHead(r.head[:0], part.id, currentOffset(next), 0)
-	if len(exts) == 0 {
-		return 0, 0, nil
-	}
-	target := uint64(math.MaxUint64)
-	if count < math.MaxUint64-start {
-		target = start + count
+	if part.crypt != nil {
+		return p.fillDecrypted(r, part, exts, start, target)
 	}
 	begin := max(start, exts[0].FirstOffset)
 	end := min(exts[len(exts)-1].EndOffset, target)
@@ -267,4 +258,21 @@ func (p *Plane) fill(r *pollReply, part *partition, start, count, next uint64) (
 	}
 	r.n += int64(len(r.post))
 	return end - 1, end - begin, nil
+}
+
+// readExtents finds the stored records of a poll of count messages from
+// start (bounded by the frame limit) and starts the reply head; target is
+// the first offset past the poll (math.MaxUint64 when unbounded). No
+// extents means nothing to return.
+func (p *Plane) readExtents(r *pollReply, part *partition, start, count, next uint64) (exts []storage.Extent, target uint64, err error) {
+	maxBytes := p.opts.MaxFrameBytes - wire.HeaderSize - wire.PollReplyHeadSize
+	if err := part.log.Read(&r.rr, start, count, maxBytes); err != nil {
+		return nil, 0, err
+	}
+	r.head = wire.AppendPollReplyHead(r.head[:0], part.id, currentOffset(next), 0)
+	target = uint64(math.MaxUint64)
+	if count < math.MaxUint64-start {
+		target = start + count
+	}
+	return r.rr.Extents, target, nil
 }
