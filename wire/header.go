@@ -84,6 +84,10 @@ func PeekSize(b []byte) uint32 { return binary.LittleEndian.Uint32(b[offSize:]) 
 // hold at least 61 bytes.
 func PeekKind(b []byte) FrameKind { return FrameKind(b[offCommand]) }
 
+// PeekReplyStatus returns the status field of an encoded ReplyHeader
+// without decoding the rest. b must hold at least HeaderSize bytes.
+func PeekReplyStatus(b []byte) uint32 { return binary.LittleEndian.Uint32(b[offRepStatus:]) }
+
 // Prologue holds the informational fields of the shared first 128 bytes.
 // The two checksums are unused on client-facing frames (always 0).
 type Prologue struct {

@@ -201,3 +201,11 @@ func TestRequestHeaderCommand(t *testing.T) {
 		})
 	}
 }
+
+func TestPeekReplyStatus(t *testing.T) {
+	var b [HeaderSize]byte
+	(&ReplyHeader{Status: 4242, Request: 7}).Encode(b[:])
+	if got := PeekReplyStatus(b[:]); got != 4242 {
+		t.Fatalf("status %d, want 4242", got)
+	}
+}

@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"encoding/binary"
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/session"
@@ -68,18 +67,9 @@ func (d *Dispatcher) observe(x *Exchange, start time.Time) {
 		o.ReplyBytes += int(x.Tail.Len())
 	}
 	if !x.evicted {
-		o.Status = replyStatus(&x.Head)
+		o.Status = wire.PeekReplyStatus(x.Head[:])
 	}
 	d.observer.Observe(o)
-}
-
-// replyStatusOffset is where a reply header keeps its u32 status
-// (framing.md, ReplyHeader).
-const replyStatusOffset = 216
-
-// replyStatus reads the status of an encoded reply header.
-func replyStatus(head *[wire.HeaderSize]byte) uint32 {
-	return binary.LittleEndian.Uint32(head[replyStatusOffset:])
 }
 
 // Observers fans one Observation out to several Observers, in order.
