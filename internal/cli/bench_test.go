@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/bench"
+	"github.com/iggo-dev/iggo/internal/testutil"
 )
 
 func TestBenchFlags(t *testing.T) {
@@ -51,7 +52,7 @@ func TestBenchRefuses(t *testing.T) {
 		{"bad size", []string{"bench", "pp", "--total-data", "much"}, "--total-data"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var stderr syncBuffer
+			var stderr testutil.SyncBuffer
 			code := Execute(t.Context(), Env{Args: tc.args, Stdout: io.Discard, Stderr: &stderr})
 			if code == 0 || !strings.Contains(stderr.String(), tc.want) {
 				t.Fatalf("exit %d, stderr %q; want a failure mentioning %q", code, stderr.String(), tc.want)
@@ -64,7 +65,7 @@ func TestBenchRefuses(t *testing.T) {
 // machine: no address, so an embedded broker.
 func TestBenchRunsEmbedded(t *testing.T) {
 	dir := t.TempDir()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testutil.SyncBuffer
 	code := Execute(t.Context(), Env{
 		Args: []string{"bench", "e2e", "--producers", "1", "--message-batches", "4", "--messages-per-batch", "10",
 			"--message-size", "100", "--baseline", "10ms", "--output-dir", dir, "--name", "cli", "--progress"},
@@ -88,7 +89,7 @@ func TestBenchRunsEmbedded(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "cli.html")); err != nil {
 		t.Fatal(err)
 	}
-	stdout = syncBuffer{}
+	stdout = testutil.SyncBuffer{}
 	if code := Execute(t.Context(), Env{Args: []string{"bench", "compare", filepath.Join(dir, "cli.json")}, Stdout: &stdout, Stderr: &stderr}); code != 0 {
 		t.Fatalf("compare: exit %d; stderr:\n%s", code, stderr.String())
 	}

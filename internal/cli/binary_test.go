@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/itest"
+	"github.com/iggo-dev/iggo/internal/testutil"
 )
 
 var (
@@ -131,7 +132,7 @@ func TestBinary(t *testing.T) {
 		cmd := exec.Command(bin, "poll", "s", "t", "--follow", "--first", "--raw", "--interval", "5ms")
 		cmd.Env = env
 		var errb bytes.Buffer
-		out := &syncBuffer{}
+		out := &testutil.SyncBuffer{}
 		cmd.Stdout, cmd.Stderr = out, &errb
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

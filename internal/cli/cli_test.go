@@ -1,38 +1,19 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/config"
+	"github.com/iggo-dev/iggo/internal/testutil"
 	"github.com/iggo-dev/iggo/wire"
 )
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestServerRefusesBadConfiguration(t *testing.T) {
 	dir := t.TempDir()
@@ -55,7 +36,7 @@ func TestServerRefusesBadConfiguration(t *testing.T) {
 		{"unknown flag", []string{"server", "--nope"}, nil, "unknown flag"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var stderr syncBuffer
+			var stderr testutil.SyncBuffer
 			code := Execute(t.Context(), Env{Args: tc.args, Environ: tc.environ, Stdout: io.Discard, Stderr: &stderr})
 			if code == 0 || !strings.Contains(stderr.String(), tc.want) {
 				t.Fatalf("exit %d, stderr %q; want a failure mentioning %q", code, stderr.String(), tc.want)
@@ -75,7 +56,7 @@ func TestServerStartsAndStops(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Execute(ctx, Env{

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/iggo-dev/iggo/internal/itest"
+	"github.com/iggo-dev/iggo/internal/testutil"
 )
 
 // cliEnv runs the command line in-process against a real broker on
@@ -48,7 +49,7 @@ func (e *cliEnv) runStdin(stdin string, args ...string) result {
 }
 
 func (e *cliEnv) runCtx(ctx context.Context, stdin string, args ...string) result {
-	var out, errb syncBuffer
+	var out, errb testutil.SyncBuffer
 	code := Execute(ctx, Env{Args: args, Environ: e.environ, Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb})
 	return result{args: args, code: code, stdout: out.String(), stderr: errb.String()}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/iggo-dev/iggo/internal/testutil"
 )
 
 // polled is the part of a `poll -o json` line the tests look at.
@@ -333,8 +334,8 @@ func TestPollAllPartitionsAndGroups(t *testing.T) {
 
 // startFollow runs `poll ... --follow` in the background; wait returns
 // its result once it ended.
-func (e *cliEnv) startFollow(ctx context.Context, args ...string) (stdout *syncBuffer, wait func() result) {
-	out, errb := &syncBuffer{}, &syncBuffer{}
+func (e *cliEnv) startFollow(ctx context.Context, args ...string) (stdout *testutil.SyncBuffer, wait func() result) {
+	out, errb := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- Execute(ctx, Env{Args: args, Environ: e.environ, Stdin: strings.NewReader(""), Stdout: out, Stderr: errb})
@@ -351,7 +352,7 @@ func (e *cliEnv) startFollow(ctx context.Context, args ...string) (stdout *syncB
 }
 
 // waitFor waits until out contains s (bounded, as a hang guard).
-func waitFor(t *testing.T, out *syncBuffer, s string) {
+func waitFor(t *testing.T, out *testutil.SyncBuffer, s string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(out.String(), s) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/internal/telemetry/otlptest"
+	"github.com/iggo-dev/iggo/internal/testutil"
 )
 
 // quietServerTOML is a configuration serving TCP on a free port only.
@@ -63,7 +64,7 @@ func TestServerCheckConfig(t *testing.T) {
 	defer held.Close()
 	good := filepath.Join(dir, "good.toml")
 	writeTestFile(t, good, strings.Replace(quietServerTOML(data, "warn,server=debug"), `"127.0.0.1:0"`, fmt.Sprintf("%q", held.Addr().String()), 1)+"\n[bogus]\nkey = 1\n")
-	var stdout, stderr syncBuffer
+	var stdout, stderr testutil.SyncBuffer
 	code := Execute(t.Context(), Env{Args: []string{"server", "--check-config", "--config", good}, Stdout: &stdout, Stderr: &stderr})
 	if code != ExitOK || !strings.Contains(stdout.String(), "configuration is valid ("+good) {
 		t.Fatalf("valid config: exit %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
@@ -77,7 +78,7 @@ func TestServerCheckConfig(t *testing.T) {
 
 	bad := filepath.Join(dir, "bad.toml")
 	writeTestFile(t, bad, quietServerTOML(data, "warn,server=loud")+"\n[metadata]\nclients_table_max = 1\n")
-	stdout, stderr = syncBuffer{}, syncBuffer{}
+	stdout, stderr = testutil.SyncBuffer{}, testutil.SyncBuffer{}
 	code = Execute(t.Context(), Env{Args: []string{"server", "--check-config", "--config", bad}, Environ: []string{"IGGY_SYSTEM_LOGGING_FORMAT=xml"}, Stdout: &stdout, Stderr: &stderr})
 	if code != ExitError {
 		t.Fatalf("invalid config: exit %d, want %d", code, ExitError)
@@ -117,7 +118,7 @@ func TestServerPrintConfigMasksSecrets(t *testing.T) {
 		t.Fatal("the schema has no secret keys to mask")
 	}
 	environ = append(environ, "RUST_LOG=debug")
-	var stdout, stderr syncBuffer
+	var stdout, stderr testutil.SyncBuffer
 	code := Execute(t.Context(), Env{
 		Args:    []string{"server", "--print-config", "--data-path", filepath.Join(dir, "d"), "--tcp-address", "127.0.0.1:9999"},
 		Environ: environ, Stdout: &stdout, Stderr: &stderr,
@@ -250,7 +251,7 @@ func TestServerProcessNotifyReloadStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +354,7 @@ endpoint = %q
 `, col.HTTPURL+"/v1/logs", col.HTTPURL+"/v1/traces"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Execute(ctx, Env{Args: []string{"server", "--config", cfgPath}, Stdout: io.Discard, Stderr: &stderr})

@@ -14,25 +14,8 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/config"
+	"github.com/iggo-dev/iggo/internal/testutil"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func stderrOnly(level string) config.LoggingConfig {
 	c := config.Default().System.Logging
@@ -41,7 +24,7 @@ func stderrOnly(level string) config.LoggingConfig {
 }
 
 func TestComponentLevelsAndRuntimeChange(t *testing.T) {
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	l, err := New(Options{Config: stderrOnly("warn,server::tcp=debug"), Stderr: &out})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +74,7 @@ func TestComponentLevelsAndRuntimeChange(t *testing.T) {
 }
 
 func TestRustLogWinsAndBadRustLogFallsBack(t *testing.T) {
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	l, err := New(Options{Config: stderrOnly("error"), Environ: []string{"RUST_LOG=debug"}, Stderr: &out})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +83,7 @@ func TestRustLogWinsAndBadRustLogFallsBack(t *testing.T) {
 	if !strings.Contains(out.String(), "rust-log-debug") || l.Filter() != "debug" {
 		t.Fatalf("RUST_LOG not applied: %q\n%s", l.Filter(), out.String())
 	}
-	out = syncBuffer{}
+	out = testutil.SyncBuffer{}
 	l, err = New(Options{Config: stderrOnly("error"), Environ: []string{"RUST_LOG=[x]=y"}, Stderr: &out})
 	if err != nil {
 		t.Fatal(err)
@@ -115,8 +98,8 @@ func TestRustLogWinsAndBadRustLogFallsBack(t *testing.T) {
 
 func TestFileSinkJSONAndExtraHandler(t *testing.T) {
 	data := t.TempDir()
-	var out syncBuffer
-	var extra syncBuffer
+	var out testutil.SyncBuffer
+	var extra testutil.SyncBuffer
 	c := config.Default().System.Logging
 	c.Format = config.LogFormatJSON
 	l, err := New(Options{Config: c, DataPath: data, Stderr: &out,
@@ -154,7 +137,7 @@ func TestFileSinkJSONAndExtraHandler(t *testing.T) {
 
 	// A handler added afterwards gets records of the new logger only,
 	// through the same filter.
-	var late syncBuffer
+	var late testutil.SyncBuffer
 	withLate := l.WithExtra(slog.NewTextHandler(&late, nil))
 	withLate.Info("to-late")
 	withLate.Debug("late-below-info")
@@ -190,7 +173,7 @@ func TestUnwritableLogDirectory(t *testing.T) {
 	}
 	for name, dataPath := range dirs {
 		t.Run(name, func(t *testing.T) {
-			var out syncBuffer
+			var out testutil.SyncBuffer
 			c := config.Default().System.Logging
 			l, err := New(Options{Config: c, DataPath: dataPath, Stderr: &out})
 			if err != nil {
@@ -235,7 +218,7 @@ func (w *flakyWriter) setFull(b bool) {
 }
 
 func TestFailingWriterReportedOncePerMinute(t *testing.T) {
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	clk := newClock()
 	w := &flakyWriter{}
 	g := &guardedWriter{w: w, warn: slog.New(slog.NewTextHandler(&stderr, nil)), now: clk.Now, every: time.Minute, path: "x.log"}
@@ -281,7 +264,7 @@ func TestDiskFullDevice(t *testing.T) {
 	if err := os.Symlink("/dev/full", filepath.Join(logs, "iggy-server.log")); err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	l, err := New(Options{Config: config.Default().System.Logging, DataPath: data, Stderr: &out})
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +287,7 @@ func TestRunSweepsUntilCancelled(t *testing.T) {
 	c := config.Default().System.Logging
 	c.RotationCheckInterval = config.Duration(10 * time.Millisecond)
 	c.Retention = config.Duration(time.Hour)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	l, err := New(Options{Config: c, DataPath: data, Stderr: &out})
 	if err != nil {
 		t.Fatal(err)
@@ -336,7 +319,7 @@ func TestRunSweepsUntilCancelled(t *testing.T) {
 }
 
 // rollFailWriter writes everything but reports a failed roll.
-type rollFailWriter struct{ got syncBuffer }
+type rollFailWriter struct{ got testutil.SyncBuffer }
 
 func (w *rollFailWriter) Write(p []byte) (int, error) {
 	w.got.Write(p)
@@ -344,7 +327,7 @@ func (w *rollFailWriter) Write(p []byte) (int, error) {
 }
 
 func TestFailedRollIsNotALostRecord(t *testing.T) {
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	clk := newClock()
 	w := &rollFailWriter{}
 	g := &guardedWriter{w: w, warn: slog.New(slog.NewTextHandler(&stderr, nil)), now: clk.Now, every: time.Minute, path: "x.log"}

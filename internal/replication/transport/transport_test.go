@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggo-dev/iggo/internal/testutil"
 	"go.etcd.io/raft/v3/raftpb"
 	"go.uber.org/goleak"
 )
@@ -58,33 +58,15 @@ func (r *recorder) counts() (int, int) {
 	return len(r.got), r.unreachable
 }
 
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type node struct {
 	t   *Transport
 	rec *recorder
-	log *syncBuffer
+	log *testutil.SyncBuffer
 }
 
 func newNode(t *testing.T, cfg Config) *node {
 	t.Helper()
-	n := &node{rec: newRecorder(), log: &syncBuffer{}}
+	n := &node{rec: newRecorder(), log: &testutil.SyncBuffer{}}
 	if cfg.ClusterName == "" {
 		cfg.ClusterName = "test-cluster"
 	}

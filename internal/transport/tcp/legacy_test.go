@@ -6,11 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
 
+	"github.com/iggo-dev/iggo/internal/testutil"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -107,24 +107,6 @@ func (b *blockingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runUntil runs c until it ends or the timeout passes.
 func runUntil(t *testing.T, c *conn, timeout time.Duration) {
 	t.Helper()
@@ -143,7 +125,7 @@ func runUntil(t *testing.T, c *conn, timeout time.Duration) {
 func TestConnRefusesLegacy(t *testing.T) {
 	for _, split := range []bool{false, true} {
 		s := newTestServer(t)
-		logs := &syncBuffer{}
+		logs := &testutil.SyncBuffer{}
 		s.log = slog.New(slog.NewTextHandler(logs, nil))
 		var r io.Reader = bytes.NewReader(legacyLogin("iggy", "iggy"))
 		if split {
