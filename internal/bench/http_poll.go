@@ -1,13 +1,12 @@
 package bench
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math/bits"
 
 	"github.com/iggo-dev/iggo/internal/httpapi"
+	"github.com/iggo-dev/iggo/internal/jsonscan"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -84,46 +83,46 @@ func (p *pollJSON) batch() ([]byte, error) {
 // scanPoll reads a compact reply of the shape Iggo writes; ok is false
 // for anything else.
 func scanPoll(data []byte) (pollJSON, bool) {
-	s := jsonScan{b: data}
+	s := jsonscan.Scanner{B: data, Compact: true}
 	var p pollJSON
-	ok := s.object(func(key []byte) bool {
+	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "partition_id":
-			n, ok := s.u64()
+			n, ok := s.U64()
 			p.partitionID = uint32(n)
 			return ok && n <= 1<<32-1
 		case "current_offset":
 			var ok bool
-			p.currentOffset, ok = s.u64()
+			p.currentOffset, ok = s.U64()
 			return ok
 		case "messages":
-			return s.array(func() bool {
+			return s.Array(func() bool {
 				var m polledJSON
-				ok := s.object(func(key []byte) bool {
+				ok := s.Object(func(key []byte) bool {
 					switch string(key) {
 					case "header":
-						return s.object(func(key []byte) bool {
+						return s.Object(func(key []byte) bool {
 							var ok bool
 							switch string(key) {
 							case "id":
-								m.id, ok = s.u128()
+								m.id, ok = s.U128()
 							case "offset":
-								m.offset, ok = s.u64()
+								m.offset, ok = s.U64()
 							case "timestamp":
-								m.timestamp, ok = s.u64()
+								m.timestamp, ok = s.U64()
 							case "origin_timestamp":
-								m.originTimestamp, ok = s.u64()
+								m.originTimestamp, ok = s.U64()
 							default:
-								_, ok = s.u64()
+								_, ok = s.U64()
 							}
 							return ok
 						})
 					case "payload":
 						var ok bool
-						m.payload, ok = s.str()
+						m.payload, ok = s.Str()
 						return ok
 					case "user_headers":
-						return s.emptyArray()
+						return s.EmptyArray()
 					}
 					return false
 				})
@@ -131,114 +130,10 @@ func scanPoll(data []byte) (pollJSON, bool) {
 				return ok
 			})
 		case "count":
-			_, ok := s.u64()
+			_, ok := s.U64()
 			return ok
 		}
 		return false
 	})
-	return p, ok && s.i == len(s.b)
+	return p, ok && s.I == len(s.B)
 }
-
-// jsonScan walks compact JSON (no whitespace); each method returns false
-// on anything it does not follow.
-type jsonScan struct {
-	b []byte
-	i int
-}
-
-func (s *jsonScan) lit(c byte) bool {
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// str reads a string without escapes (aliasing the input).
-func (s *jsonScan) str() ([]byte, bool) {
-	if !s.lit('"') {
-		return nil, false
-	}
-	n := bytes.IndexByte(s.b[s.i:], '"')
-	if n < 0 {
-		return nil, false
-	}
-	v := s.b[s.i : s.i+n]
-	if bytes.IndexByte(v, '\\') >= 0 {
-		return nil, false
-	}
-	s.i += n + 1
-	return v, true
-}
-
-func (s *jsonScan) u64() (uint64, bool) {
-	v, ok := s.u128()
-	return v.Lo, ok && v.Hi == 0
-}
-
-// u128 reads an unsigned integer literal below 2^128 (message ids are
-// written as bare integers that may exceed 2^64).
-func (s *jsonScan) u128() (wire.Uint128, bool) {
-	start := s.i
-	var hi, lo uint64
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		carry, l := bits.Mul64(lo, 10)
-		over, h := bits.Mul64(hi, 10)
-		h, c1 := bits.Add64(h, carry, 0)
-		l, c2 := bits.Add64(l, uint64(s.b[s.i]-'0'), 0)
-		h, c3 := bits.Add64(h, 0, c2)
-		if over != 0 || c1 != 0 || c3 != 0 {
-			return wire.Uint128{}, false
-		}
-		hi, lo = h, l
-		s.i++
-	}
-	n := s.i - start
-	if n == 0 || (n > 1 && s.b[start] == '0') {
-		return wire.Uint128{}, false
-	}
-	return wire.Uint128{Hi: hi, Lo: lo}, true
-}
-
-func (s *jsonScan) object(field func(key []byte) bool) bool {
-	if !s.lit('{') {
-		return false
-	}
-	if s.lit('}') {
-		return true
-	}
-	for {
-		key, ok := s.str()
-		if !ok || !s.lit(':') || !field(key) {
-			return false
-		}
-		if s.lit('}') {
-			return true
-		}
-		if !s.lit(',') {
-			return false
-		}
-	}
-}
-
-func (s *jsonScan) array(elem func() bool) bool {
-	if !s.lit('[') {
-		return false
-	}
-	if s.lit(']') {
-		return true
-	}
-	for {
-		if !elem() {
-			return false
-		}
-		if s.lit(']') {
-			return true
-		}
-		if !s.lit(',') {
-			return false
-		}
-	}
-}
-
-func (s *jsonScan) emptyArray() bool { return s.lit('[') && s.lit(']') }
