@@ -1,0 +1,185 @@
+package raftlog
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	pb "go.etcd.io/raft/v3/raftpb"
+)
+
+// writeChunkBytes is how much encoded data Append gathers before one
+// write(2); a single larger entry is written alone.
+const writeChunkBytes = 1 << 20
+
+// Append stores entries, which must have consecutive indexes. Entries at
+// or below the compaction point are skipped; an entry at an index the log
+// already holds truncates the log there first (the segment holding it is
+// cut at that record, later segments are removed). As in MemoryStorage,
+// appending past LastIndex()+1 is refused (an error here, a panic there).
+// With Options.Sync the written files are fsynced before Append returns.
+func (l *Log) Append(entries []*pb.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.check(); err != nil {
+		return err
+	}
+	for k := 1; k < len(entries); k++ {
+		if entries[k].GetIndex() != entries[0].GetIndex()+uint64(k) {
+			return fmt.Errorf("append: entry %d follows entry %d", entries[k].GetIndex(), entries[k-1].GetIndex())
+		}
+	}
+	first := l.first.index + 1
+	if entries[0].GetIndex()+uint64(len(entries))-1 < first {
+		return nil
+	}
+	if first > entries[0].GetIndex() {
+		entries = entries[first-entries[0].GetIndex():]
+	}
+	at := entries[0].GetIndex()
+	last := l.lastIndex()
+	if at > last+1 {
+		return fmt.Errorf("append: missing log entry [last: %d, append at: %d]", last, at)
+	}
+	if at <= last {
+		if err := l.truncateFrom(at); err != nil {
+			return l.fail(err)
+		}
+	}
+	if err := l.write(entries); err != nil {
+		return l.fail(err)
+	}
+	return nil
+}
+
+// truncateFrom removes entries with index >= i (first.index < i <=
+// lastIndex): later segments are deleted (directory fsynced, so they
+// cannot reappear after the entries that replace them), the segment
+// holding i is cut at i's record.
+func (l *Log) truncateFrom(i uint64) error {
+	k := l.segFor(i)
+	removed := false
+	for len(l.segs) > k+1 {
+		s := l.segs[len(l.segs)-1]
+		if err := closeAndRemove(s); err != nil {
+			return err
+		}
+		l.segs = l.segs[:len(l.segs)-1]
+		removed = true
+	}
+	if removed {
+		if err := syncDir(l.dir); err != nil {
+			return err
+		}
+	}
+	s := l.segs[k]
+	off := l.loc(i).off
+	if err := s.f.Truncate(off); err != nil {
+		return fmt.Errorf("truncate %s at offset %d: %w", s.path, off, err)
+	}
+	s.size = off
+	l.locs = l.locs[:i-l.first.index-1]
+	l.cache.truncateFrom(i)
+	return nil
+}
+
+// write appends the records of entries (starting at lastIndex()+1) to the
+// last segment, rolling to a new segment past Options.SegmentBytes.
+func (l *Log) write(entries []*pb.Entry) error {
+	var touched []*segment
+	created := false
+	s := l.active()
+	pending := l.buf[:0]
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		if _, err := s.f.WriteAt(pending, s.size); err != nil {
+			return fmt.Errorf("write %s at offset %d: %w", s.path, s.size, err)
+		}
+		s.size += int64(len(pending))
+		pending = pending[:0]
+		return nil
+	}
+	for _, e := range entries {
+		if s == nil || s.size+int64(len(pending)) >= l.opts.SegmentBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+			ns, err := l.createSegment(e.GetIndex())
+			if err != nil {
+				return err
+			}
+			s, created = ns, true
+		}
+		if len(touched) == 0 || touched[len(touched)-1] != s {
+			touched = append(touched, s)
+		}
+		off := s.size + int64(len(pending))
+		var size uint32
+		var err error
+		pending, size, err = appendEntryRecord(pending, e)
+		if err != nil {
+			return err
+		}
+		l.locs = append(l.locs, entryLoc{term: e.GetTerm(), off: off, size: size})
+		l.cache.add(e, size)
+		if len(pending) >= writeChunkBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if cap(pending) <= 4*writeChunkBytes {
+		l.buf = pending[:0]
+	}
+	if !l.opts.Sync {
+		return nil
+	}
+	for _, t := range touched {
+		if err := t.f.Sync(); err != nil {
+			return fmt.Errorf("fsync %s: %w", t.path, err)
+		}
+	}
+	if created {
+		return syncDir(l.dir)
+	}
+	return nil
+}
+
+// active returns the segment new entries go to, or nil if there is none.
+func (l *Log) active() *segment {
+	if len(l.segs) == 0 {
+		return nil
+	}
+	return l.segs[len(l.segs)-1]
+}
+
+// createSegment starts a new, empty segment whose first entry is first.
+func (l *Log) createSegment(first uint64) (*segment, error) {
+	path := filepath.Join(l.dir, segmentName(first))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create segment: %w", err)
+	}
+	s := &segment{first: first, path: path, f: f}
+	l.segs = append(l.segs, s)
+	return s, nil
+}
+
+// closeAndRemove closes and deletes a segment file.
+func closeAndRemove(s *segment) error {
+	if err := s.f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", s.path, err)
+	}
+	if err := os.Remove(s.path); err != nil {
+		return fmt.Errorf("remove %s: %w", s.path, err)
+	}
+	return nil
+}
