@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,7 @@ import (
 // windows) recognizes it.
 type Client struct {
 	opts    options
-	addr    string
+	seeds   []string // configured addresses, in order (Dial's addr, then WithServerAddresses)
 	id      wire.Uint128
 	counter atomic.Uint64 // next request number
 
@@ -44,6 +45,9 @@ type Client struct {
 	cycleDone    chan struct{} // guarded by mu: closed when the running reconnect cycle ends
 	cycleErr     error         // guarded by mu: why the last cycle failed
 	creds        *credentials  // guarded by mu: login used on (re)connect
+	addr         string        // guarded by mu: address of the live (or last) connection
+	next         string        // guarded by mu: leader the next reconnect dials first, "" for none
+	roster       []string      // guarded by mu: healthy cluster nodes of the last metadata read
 	closed       bool          // guarded by mu
 	quit         chan struct{} // closed by Close
 	wg           sync.WaitGroup
@@ -53,10 +57,17 @@ type Client struct {
 }
 
 // Dial connects to addr ("host:port") and, when credentials are given
-// (WithCredentials, WithToken), logs in. The first connection attempt is
-// not retried: an unreachable server or refused login is returned as the
-// error (a refused login as a *wire.EvictionError matching, for example,
-// wire.ErrInvalidCredentials).
+// (WithCredentials, WithToken), logs in. addr may list several seeds
+// separated by commas ("10.0.0.1:8090,10.0.0.2:8090"), and
+// WithServerAddresses adds more: they are tried in order, each once, and
+// the first that connects (and logs in) is used. A refused login is not
+// tried elsewhere. The connection attempts are not retried: an unreachable
+// server or refused login is returned as the error (a refused login as a
+// *wire.EvictionError matching, for example, wire.ErrInvalidCredentials;
+// with several seeds, the errors of all of them joined).
+//
+// After the login the client follows the cluster leader (ClusterPolicy):
+// against a cluster, Dial returns connected to the leader.
 //
 // addr may also be a connection string (iggy://, iggy+quic://, iggy+ws://;
 // see ConnectionString): its credentials and options apply first, opts
@@ -71,18 +82,45 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 		f(&o)
 	}
 	o.normalize()
-	c := &Client{opts: o, addr: addr, id: o.clientID, metaSem: make(chan struct{}, 1), quit: make(chan struct{})}
+	var seeds []string
+	if addr != "" {
+		var err error
+		if seeds, err = parseAddrList(addr); err != nil {
+			return nil, err
+		}
+	}
+	seeds = uniqueAddrs(seeds, o.seeds)
+	if len(seeds) == 0 {
+		return nil, errNoAddress
+	}
+	c := &Client{opts: o, seeds: seeds, addr: seeds[0], id: o.clientID, metaSem: make(chan struct{}, 1), quit: make(chan struct{})}
 	if c.id.IsZero() {
 		c.id = newClientID()
 	}
 	c.counter.Store(1)
 	c.creds = o.creds
-	cn, err := c.connect(ctx, c.creds)
-	if err != nil {
-		return nil, err
+	var errs []error
+	for _, a := range seeds {
+		cn, err := c.connect(ctx, a, c.creds)
+		if err == nil {
+			c.mu.Lock()
+			alive := cn.err() == nil // a connection that died while settling is not published
+			if alive {
+				c.cn, c.addr = cn, cn.addr
+			}
+			c.mu.Unlock()
+			if alive {
+				return c, nil
+			}
+			<-cn.dead
+			err = &ConnError{Err: cn.err()}
+		}
+		if len(seeds) == 1 || terminalLoginError(err) || ctx.Err() != nil {
+			return nil, err
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", a, err))
 	}
-	c.cn = cn
-	return c, nil
+	return nil, errors.Join(errs...)
 }
 
 // newClientID mints a random non-zero client id.
@@ -99,8 +137,13 @@ func newClientID() wire.Uint128 {
 // ID returns the protocol client id (request header bytes 128..144).
 func (c *Client) ID() wire.Uint128 { return c.id }
 
-// Addr returns the address the client connects to.
-func (c *Client) Addr() string { return c.addr }
+// Addr returns the address of the current connection (after a redirect,
+// the cluster leader's), or of the last one while reconnecting.
+func (c *Client) Addr() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.addr
+}
 
 // Session returns the session epoch of the current connection's login,
 // or 0 when not logged in or not connected.
@@ -154,8 +197,8 @@ func (c *Client) nextRequest(n numbering) uint64 {
 	return c.counter.Add(1) - 1
 }
 
-// dial opens the transport: TCP, then TLS when configured.
-func (c *Client) dial(ctx context.Context) (net.Conn, error) {
+// dial opens the transport to addr: TCP, then TLS when configured.
+func (c *Client) dial(ctx context.Context, addr string) (net.Conn, error) {
 	if c.opts.dialTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.opts.dialTimeout)
@@ -166,7 +209,7 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 		var d net.Dialer
 		dial = d.DialContext
 	}
-	nc, err := dial(ctx, "tcp", c.addr)
+	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +221,7 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	}
 	cfg := c.opts.tls.Clone()
 	if cfg.ServerName == "" {
-		if host, _, err := net.SplitHostPort(c.addr); err == nil {
+		if host, _, err := net.SplitHostPort(addr); err == nil {
 			cfg.ServerName = host
 		}
 	}
@@ -190,14 +233,25 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	return tc, nil
 }
 
-// connect opens a connection and, with credentials, logs in on it. The
-// returned connection is not yet published.
-func (c *Client) connect(ctx context.Context, cr *credentials) (*conn, error) {
-	nc, err := c.dial(ctx)
+// connect opens a connection to addr and, with credentials, logs in on
+// it and settles on the cluster leader (leader.go), so the returned
+// connection may be to another address (its addr). It is not yet
+// published.
+func (c *Client) connect(ctx context.Context, addr string, cr *credentials) (*conn, error) {
+	cn, err := c.open(ctx, addr, cr)
+	if err != nil || cr == nil {
+		return cn, err
+	}
+	return c.settle(ctx, cn, cr), nil
+}
+
+// open dials addr and, with credentials, logs in.
+func (c *Client) open(ctx context.Context, addr string, cr *credentials) (*conn, error) {
+	nc, err := c.dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
-	cn := newConn(c, nc)
+	cn := newConn(c, nc, addr)
 	cn.start()
 	if cr != nil {
 		if _, err := c.register(ctx, cn, cr); err != nil {
@@ -276,8 +330,8 @@ func (c *Client) adopt(cn *conn, calls []*call, cause error) {
 		}
 		return
 	}
-	if live {
-		c.opts.logger.Warn("iggy connection lost", "addr", c.addr, "cause", cause)
+	if live && !errors.Is(cause, errFollowLeader) {
+		c.opts.logger.Warn("iggy connection lost", "addr", cn.addr, "cause", cause)
 	}
 	c.pending = append(calls, c.pending...)
 	if len(c.pending) > 0 {
@@ -300,8 +354,9 @@ func (c *Client) startReconnect() {
 
 // reconnectLoop dials and logs in with backoff until it succeeds, the
 // policy runs out, the login is refused for good, or the client closes.
-// On success the parked calls are queued on the new connection, in order,
-// before anyone else can submit.
+// Attempts rotate through the candidates (reconnectCandidates); the
+// backoff pause follows each full round. On success the parked calls are
+// queued on the new connection, in order, before anyone else can submit.
 func (c *Client) reconnectLoop(done chan struct{}) {
 	defer c.wg.Done()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -315,13 +370,17 @@ func (c *Client) reconnectLoop(done chan struct{}) {
 	}()
 	p := c.opts.reconnect
 	backoff := p.InitialBackoff
+	c.mu.Lock()
+	cands := c.reconnectCandidates()
+	c.mu.Unlock()
 	var err error
 	for attempt := 1; attempt <= p.MaxAttempts; attempt++ {
 		c.mu.Lock()
 		cr := c.creds
 		c.mu.Unlock()
+		addr := cands[(attempt-1)%len(cands)]
 		var cn *conn
-		cn, err = c.connect(ctx, cr)
+		cn, err = c.connect(ctx, addr, cr)
 		if err == nil {
 			c.mu.Lock()
 			if c.closed {
@@ -330,7 +389,16 @@ func (c *Client) reconnectLoop(done chan struct{}) {
 				<-cn.dead
 				break
 			}
-			c.cn = cn
+			if cerr := cn.err(); cerr != nil {
+				// It died before it was published: its handoff had
+				// nothing to give back; count a failed attempt.
+				c.mu.Unlock()
+				<-cn.dead
+				cn, err = nil, cerr
+			}
+		}
+		if err == nil {
+			c.cn, c.addr, c.next = cn, cn.addr, ""
 			pending := c.pending
 			c.pending = nil
 			for i, pc := range pending {
@@ -347,15 +415,18 @@ func (c *Client) reconnectLoop(done chan struct{}) {
 			c.reconnecting, c.cycleErr = false, nil
 			close(done)
 			c.mu.Unlock()
-			c.opts.logger.Info("iggy connection restored", "addr", c.addr, "attempt", attempt, "session", cn.session.Load())
+			c.opts.logger.Info("iggy connection restored", "addr", cn.addr, "attempt", attempt, "session", cn.session.Load())
 			return
 		}
-		c.opts.logger.Warn("iggy reconnect failed", "addr", c.addr, "attempt", attempt, "err", err)
+		c.opts.logger.Warn("iggy reconnect failed", "addr", addr, "attempt", attempt, "err", err)
 		if terminalLoginError(err) || ctx.Err() != nil {
 			break
 		}
 		if attempt == p.MaxAttempts {
 			break
+		}
+		if attempt%len(cands) != 0 {
+			continue // the next candidate of this round, at once
 		}
 		select {
 		case <-time.After(backoff):
@@ -365,7 +436,7 @@ func (c *Client) reconnectLoop(done chan struct{}) {
 	}
 	c.mu.Lock()
 	pending := c.pending
-	c.pending = nil
+	c.pending, c.next = nil, ""
 	c.reconnecting = false
 	c.cycleErr = err
 	closed := c.closed
@@ -390,9 +461,8 @@ func (c *Client) reconnectLoop(done chan struct{}) {
 // it never will be; if it was, its outcome is unknown and its reply is
 // discarded.
 func (c *Client) roundTrip(ctx context.Context, cl *call) ([]byte, error) {
-	p := c.opts.transient
-	backoff := p.InitialBackoff
-	for attempt := 0; ; attempt++ {
+	rp := c.newReplay(false)
+	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -409,13 +479,19 @@ func (c *Client) roundTrip(ctx context.Context, cl *call) ([]byte, error) {
 			return nil, cl.err
 		}
 		payload, err := cl.result()
-		if err == nil || !isTransient(err) || attempt >= p.MaxAttempts {
+		if err == nil || !isTransient(err) {
 			return payload, err
 		}
-		if err := sleep(ctx, backoff); err != nil {
+		pause, recheck, ok := rp.next(err)
+		if !ok {
+			return payload, err
+		}
+		if recheck {
+			c.recheckLeader(ctx)
+		}
+		if err := sleep(ctx, pause); err != nil {
 			return nil, err
 		}
-		backoff = min(2*backoff, p.MaxBackoff)
 		cl.rearm()
 	}
 }

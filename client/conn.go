@@ -35,7 +35,10 @@ var errResponseTimeout = errors.New("no reply within the response timeout")
 type conn struct {
 	cl      *Client
 	nc      net.Conn
+	addr    string        // the address dialed
 	session atomic.Uint64 // epoch of the login on this connection, 0 before
+	// login is the reply of the last login on this connection.
+	login atomic.Pointer[wire.LoginRegisterReply]
 	// lastWrite is the UnixNano time of the last frame written.
 	lastWrite atomic.Int64
 
@@ -52,8 +55,8 @@ type conn struct {
 	wg   sync.WaitGroup
 }
 
-func newConn(cl *Client, nc net.Conn) *conn {
-	return &conn{cl: cl, nc: nc, kick: make(chan struct{}, 1), quit: make(chan struct{}), dead: make(chan struct{})}
+func newConn(cl *Client, nc net.Conn, addr string) *conn {
+	return &conn{cl: cl, nc: nc, addr: addr, kick: make(chan struct{}, 1), quit: make(chan struct{}), dead: make(chan struct{})}
 }
 
 // start runs the connection's goroutines.

@@ -26,11 +26,18 @@ const (
 // string, as the reference SDKs accept it: iggy:// and iggy+tcp:// (TCP),
 // iggy+quic://, iggy+ws:// (WSS with ?tls=true). A credential without ':'
 // is a personal access token.
+//
+// Unlike the reference SDKs, the address part may list several seeds
+// separated by commas, each with its port:
+// iggy://user:pass@10.0.0.1:8090,10.0.0.2:8090,[fd00::3]:8090?tls=true.
+// Dial tries them in order (see WithServerAddresses).
 type ConnectionString struct {
 	// Transport is SchemeTCP, SchemeQUIC or SchemeWS.
 	Transport string
-	// Addr is "host:port".
+	// Addr is the first "host:port".
 	Addr string
+	// Addrs is every "host:port" of the string, Addr first.
+	Addrs []string
 	// Username and Password, or Token, are the credentials (may be empty).
 	Username, Password, Token string
 	// TLS is the client TLS configuration the options ask for (tls=true,
@@ -68,7 +75,11 @@ func IsConnectionString(s string) bool {
 
 // ParseConnectionString parses s (see ConnectionString).
 func ParseConnectionString(s string) (*ConnectionString, error) {
-	u, err := url.Parse(s)
+	first, addrs, err := splitHosts(s)
+	if err != nil {
+		return nil, fmt.Errorf("connection string: %w", err)
+	}
+	u, err := url.Parse(first)
 	if err != nil {
 		return nil, fmt.Errorf("connection string: %w", err)
 	}
@@ -92,6 +103,12 @@ func ParseConnectionString(s string) (*ConnectionString, error) {
 		return nil, fmt.Errorf("connection string: unexpected path %q", u.Path)
 	}
 	cs.Addr = u.Host
+	cs.Addrs = append([]string{u.Host}, addrs...)
+	for _, a := range cs.Addrs {
+		if err := checkAddr(a); err != nil {
+			return nil, fmt.Errorf("connection string: %w", err)
+		}
+	}
 	if u.User != nil {
 		if p, ok := u.User.Password(); ok {
 			cs.Username, cs.Password = u.User.Username(), p
@@ -103,6 +120,37 @@ func ParseConnectionString(s string) (*ConnectionString, error) {
 		return nil, fmt.Errorf("connection string: %w", err)
 	}
 	return cs, nil
+}
+
+// splitHosts cuts the extra seeds out of a connection string's authority
+// (after the credentials, up to the path, query or fragment): it returns
+// s with only the first address, and the others.
+func splitHosts(s string) (string, []string, error) {
+	_, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return s, nil, nil
+	}
+	start := len(s) - len(rest)
+	end := len(s)
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		end = start + i
+	}
+	auth := s[start:end]
+	if i := strings.LastIndex(auth, "@"); i >= 0 {
+		start += i + 1
+		auth = auth[i+1:]
+	}
+	hosts := strings.Split(auth, ",")
+	if len(hosts) == 1 {
+		return s, nil, nil
+	}
+	for i, h := range hosts {
+		hosts[i] = strings.TrimSpace(h)
+		if hosts[i] == "" {
+			return "", nil, errors.New("empty address in the host list")
+		}
+	}
+	return s[:start] + hosts[0] + s[end:], hosts[1:], nil
 }
 
 func (cs *ConnectionString) applyOptions(q url.Values) error {
@@ -249,5 +297,5 @@ func dialConnectionString(ctx context.Context, s string, opts []Option) (*Client
 	if _, _, err := net.SplitHostPort(cs.Addr); err != nil {
 		return nil, fmt.Errorf("connection string: %w", err)
 	}
-	return Dial(ctx, cs.Addr, append(cs.options(), opts...)...)
+	return Dial(ctx, strings.Join(cs.Addrs, ","), append(cs.options(), opts...)...)
 }

@@ -53,8 +53,9 @@
 // Metadata operations are serialized, one in flight at a time.
 //
 // A transient rejection (57 TransientNotCommitted, 58
-// TransientNotAccepted) is retried with the identical frame with bounded
-// backoff (WithTransientRetry). When the connection breaks, or a request
+// TransientNotAccepted) is retried with the identical frame, every 50 ms
+// by default, for up to 30 s per request (WithTransientRetry; a login
+// gets the same budget). When the connection breaks, or a request
 // waits longer than the response timeout, the client reconnects with
 // backoff (WithReconnect), logs in again under the same client id (the
 // server mints a higher session epoch) and resends the requests that were
@@ -66,6 +67,45 @@
 // *wire.EvictionError; the next call reconnects and logs in again, except
 // after a refused login (bad credentials or token, inactive user,
 // incompatible protocol), which is final.
+//
+// # Clusters: seeds, leader following and exactly-once retries
+//
+// Several seed addresses may be given, as a comma-separated list in
+// Dial's addr or a connection string (iggy://u:p@10.0.0.1:8090,10.0.0.2:8090)
+// or with WithServerAddresses; Dial tries them in order. After every login
+// (Dial's, Login's, and the re-login of each reconnect) the client reads
+// GET_CLUSTER_METADATA. When it lists more than one node and names a
+// Leader with status Healthy at another address (compared without DNS:
+// hosts lower-cased, localhost as 127.0.0.1, IP literals as IPs), the
+// client dials the leader with the port of its transport (TCP, QUIC or
+// WebSocket), logs in there with the same client id and checks again, at
+// most 3 moves per login. A reply without a leader is polled every 250 ms
+// for up to 5 s, then the client stays; an unreadable reply (an older
+// server) leaves it where it is. A request answered 58 for 2 s re-reads
+// the metadata and, if the leader moved, is sent again on the leader; 57
+// is replayed on the same connection. A reconnect rotates through the
+// current address, the seeds and the healthy nodes of the last metadata
+// read. ClusterPolicy tunes or disables this; each move is logged at debug
+// level as "following cluster leader" with from and to. A redirect keeps
+// the TLS configuration: without a ServerName, the certificate must match
+// the address the metadata advertises.
+//
+// Unlike the official SDKs, the client id and the request counter are
+// kept across moves, failovers and reconnects, and a request in flight
+// when a connection broke (its outcome unknown) is sent again with the
+// same client id, request number and body. Servers that replicate their
+// client table (Iggo in cluster mode) answer such a retry of a committed
+// metadata request from the table, and a retried SendMessages from the
+// partition's duplicate window, so each request is applied once even
+// when the leader changed in between. The guarantee holds while the
+// server still remembers the request: the client table holds a bounded
+// number of clients (clients_table_max, 8192 by default; the client whose
+// last commit is oldest is evicted first) with the latest reply of each,
+// and a partition remembers the last 128 requests of each client; a retry
+// older than that may be applied twice (or, for metadata, answered 59
+// RequestAlreadyApplied). Requests abandoned by their context and
+// reconnect cycles that give up end the guarantee for those requests:
+// their outcome stays unknown.
 //
 // A context ending before the reply abandons the request: if it was not
 // written yet it never will be; if it was, its outcome is unknown and its

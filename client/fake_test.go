@@ -225,11 +225,14 @@ func (fc *fakeConn) write(b []byte) {
 func (fc *fakeConn) drop() { fc.nc.Close() }
 
 // dialFake connects a client to s with root-like credentials and small
-// backoffs.
+// backoffs. Leader following is off, so the requests a test sees are
+// exactly the ones it makes (plus logins); the cluster tests
+// (cluster_test.go) dial with it on.
 func dialFake(t testing.TB, s *fakeServer, opts ...Option) *Client {
 	t.Helper()
 	base := []Option{
 		WithCredentials("iggy", "iggy"),
+		WithClusterPolicy(ClusterPolicy{DisableRedirect: true}),
 		WithReconnect(ReconnectPolicy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond}),
 		WithTransientRetry(RetryPolicy{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}),
 		WithHeartbeat(0),

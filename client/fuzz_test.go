@@ -49,7 +49,8 @@ func replyFrame(h wire.RequestHeader, op wire.Operation, status uint32, body []b
 	return append(rh.AppendTo(nil), body...)
 }
 
-// pipeClient dials a client whose server is answer, without reconnects.
+// pipeClient dials a client whose server is answer, without reconnects
+// and without leader following (answer sees only the fuzzed call).
 func pipeClient(t testing.TB, answer pipeAnswer) *Client {
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		a, b := net.Pipe()
@@ -58,7 +59,7 @@ func pipeClient(t testing.TB, answer pipeAnswer) *Client {
 	}
 	c, err := Dial(context.Background(), "pipe:0", WithDialer(dial), WithCredentials("u", "p"),
 		WithReconnect(ReconnectPolicy{Disabled: true}), WithHeartbeat(0), WithResponseTimeout(0),
-		WithTransientRetry(RetryPolicy{MaxAttempts: -1}))
+		WithTransientRetry(RetryPolicy{MaxAttempts: -1}), WithClusterPolicy(ClusterPolicy{DisableRedirect: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,19 +29,23 @@ const (
 )
 
 // ReconnectPolicy says how a Client replaces a broken connection. Every
-// attempt dials, logs in again with the same client id (a new session
-// epoch) and then resends the requests that were in flight with their
-// original request numbers.
+// attempt dials one candidate address, logs in again with the same client
+// id (a new session epoch), follows the cluster leader (ClusterPolicy)
+// and then resends the requests that were in flight with their original
+// request numbers. The candidates are, in this order and each once per
+// round: the leader a failover check named, the current address, the
+// seeds (Dial's addr, WithServerAddresses) and the healthy nodes of the
+// last cluster metadata read; the backoff pause follows each round.
 type ReconnectPolicy struct {
 	// Disabled turns reconnection off: a broken connection fails the
 	// requests in flight with an error matching wire.ErrDisconnected and
 	// every later call fails the same way.
 	Disabled bool
-	// MaxAttempts bounds the attempts of one reconnect cycle; 0 means
-	// DefaultReconnectAttempts. A cycle that runs out fails the waiting
-	// requests; the next call starts a new cycle.
+	// MaxAttempts bounds the attempts (one address each) of one
+	// reconnect cycle; 0 means DefaultReconnectAttempts. A cycle that runs
+	// out fails the waiting requests; the next call starts a new cycle.
 	MaxAttempts int
-	// InitialBackoff is the pause after the first failed attempt; it
+	// InitialBackoff is the pause after the first failed round; it
 	// doubles up to MaxBackoff. Zero values take the defaults.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
@@ -56,22 +60,28 @@ const (
 
 // RetryPolicy bounds the retries of a request answered with a transient
 // rejection (57 TransientNotCommitted, 58 TransientNotAccepted;
-// semantics.md §1.7). The identical frame, with the same client id and
-// request number, is resent after a backoff that doubles from
-// InitialBackoff to MaxBackoff.
+// semantics.md §1.7, cluster-contract.md §3). The identical frame, with
+// the same client id and request number, is resent after a pause that
+// doubles from InitialBackoff to MaxBackoff (by default a fixed 50 ms, as
+// the official SDKs), until the request succeeds, fails otherwise, or
+// Budget has passed since its first attempt.
 type RetryPolicy struct {
-	// MaxAttempts is the number of retries after the first try; 0 means
-	// DefaultTransientRetries, a negative value disables retries.
+	// MaxAttempts bounds the number of retries after the first try; 0
+	// means no bound beyond Budget, a negative value disables retries.
 	MaxAttempts    int
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
+	// Budget is the time one request may spend replaying transient
+	// rejections, across leader moves; 0 means DefaultRequestBudget.
+	Budget time.Duration
 }
 
 // Transient retry defaults.
 const (
-	DefaultTransientRetries        = 10
-	DefaultTransientInitialBackoff = 20 * time.Millisecond
-	DefaultTransientMaxBackoff     = time.Second
+	DefaultTransientInitialBackoff = 50 * time.Millisecond
+	DefaultTransientMaxBackoff     = 50 * time.Millisecond
+	// DefaultRequestBudget is the official SDKs' 30 s per request.
+	DefaultRequestBudget = 30 * time.Second
 )
 
 // DialFunc opens the transport connection; the default is a net.Dialer
@@ -99,6 +109,8 @@ type options struct {
 	transport       Transport // transport.go; nil means TCP
 	maxFrame        int
 	lockstep        bool
+	seeds           []string      // WithServerAddresses, after Dial's own
+	cluster         ClusterPolicy // cluster.go
 }
 
 func defaultOptions() options {
@@ -126,8 +138,8 @@ func (o *options) normalize() {
 		r.MaxBackoff = max(DefaultReconnectMaxBackoff, r.InitialBackoff)
 	}
 	t := &o.transient
-	if t.MaxAttempts == 0 {
-		t.MaxAttempts = DefaultTransientRetries
+	if t.Budget <= 0 {
+		t.Budget = DefaultRequestBudget
 	}
 	if t.InitialBackoff <= 0 {
 		t.InitialBackoff = DefaultTransientInitialBackoff
@@ -138,6 +150,7 @@ func (o *options) normalize() {
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
+	o.cluster.normalize()
 	if o.maxFrame < wire.HeaderSize {
 		o.maxFrame = wire.MaxFrameSize
 	}

@@ -29,13 +29,13 @@ func (ps *partState) stopTimer() {
 
 // batch is one SendMessages request of the producer.
 type batch struct {
-	sf       *sendFrame
-	cl       *call
-	msgs     int
-	bytes    int // budget bytes held
-	attempts int
-	err      error
-	report   DeliveryReport
+	sf     *sendFrame
+	cl     *call
+	msgs   int
+	bytes  int     // budget bytes held
+	replay *replay // transient retries, from the first rejection
+	err    error
+	report DeliveryReport
 }
 
 // part returns the state of partition id. Caller must hold p.mu.
@@ -250,12 +250,20 @@ func (p *Producer) settle(b *batch) bool {
 		return true
 	}
 	payload, err := cl.result()
-	pol := p.c.opts.transient
-	if err != nil && isTransient(err) && b.attempts < pol.MaxAttempts {
-		b.attempts++
-		backoff := pol.InitialBackoff << min(b.attempts-1, 16)
+	if err != nil && isTransient(err) {
+		if b.replay == nil {
+			b.replay = p.c.newReplay(false)
+		}
+		pause, recheck, ok := b.replay.next(err)
+		if !ok {
+			b.err = err
+			return true
+		}
+		if recheck {
+			p.recheckLeader()
+		}
 		select {
-		case <-time.After(min(backoff, pol.MaxBackoff)):
+		case <-time.After(pause):
 		case <-p.abort:
 			b.err = err
 			return true
@@ -368,4 +376,19 @@ func (p *Producer) refreshLocked() {
 		p.refreshing = false
 		p.mu.Unlock()
 	}()
+}
+
+// recheckLeader runs the client's failover check for a batch that kept
+// getting 58; Close giving up ends it.
+func (p *Producer) recheckLeader() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-p.abort:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	p.c.recheckLeader(ctx)
 }

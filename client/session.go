@@ -22,39 +22,32 @@ func (c *Client) register(ctx context.Context, cn *conn, cr *credentials) (*wire
 		cl.frame = body.AppendTo(cl.frame)
 	}
 	cl.seal(c.id)
-	cl.noRetry = true
-	p := c.opts.transient
-	backoff := p.InitialBackoff
-	for attempt := 0; ; attempt++ {
-		if !cn.enqueue(cl) {
-			return nil, &ConnError{Err: cn.err()}
-		}
-		select {
-		case <-cl.done:
-		case <-ctx.Done():
-			cl.abandoned.Store(true)
-			return nil, ctx.Err()
-		}
-		if cl.err != nil {
-			return nil, cl.err
+	rp := c.newReplay(true)
+	for {
+		if err := c.exchange(ctx, cn, cl); err != nil {
+			return nil, err
 		}
 		payload, err := cl.result()
 		if err != nil {
-			if isTransient(err) && attempt < p.MaxAttempts {
-				if err := sleep(ctx, backoff); err != nil {
-					return nil, err
-				}
-				backoff = min(2*backoff, p.MaxBackoff)
-				cl.rearm()
-				continue
+			if !isTransient(err) {
+				return nil, err
 			}
-			return nil, err
+			pause, _, ok := rp.next(err)
+			if !ok {
+				return nil, err
+			}
+			if err := sleep(ctx, pause); err != nil {
+				return nil, err
+			}
+			cl.rearm()
+			continue
 		}
 		var r wire.LoginRegisterReply
 		if err := r.Decode(payload); err != nil {
 			return nil, &ProtocolError{Reason: "undecodable login reply: " + err.Error()}
 		}
 		cn.session.Store(r.Session)
+		cn.login.Store(&r)
 		return &r, nil
 	}
 }
@@ -63,6 +56,8 @@ func (c *Client) register(ctx context.Context, cn *conn, cr *credentials) (*wire
 // and remembers the credentials for reconnects. The session epoch of the
 // reply is echoed in every later request. A refused login is a
 // *wire.EvictionError (reason 9 matches wire.ErrInvalidCredentials).
+// Against a cluster the client then follows the leader (ClusterPolicy):
+// it logs in there under the same client id and returns that reply.
 //
 // On a connection that is already logged in, the server answers with the
 // existing session and does not switch users (semantics.md §1.4 step 5):
@@ -72,7 +67,8 @@ func (c *Client) Login(ctx context.Context, username, password string) (*wire.Lo
 }
 
 // LoginWithToken logs in with a personal access token
-// (LOGIN_REGISTER_WITH_PAT, code 45) and remembers it for reconnects. An
+// (LOGIN_REGISTER_WITH_PAT, code 45) and remembers it for reconnects; it
+// follows the cluster leader like Login. An
 // unknown or expired token is a *wire.EvictionError matching
 // wire.ErrInvalidPersonalAccessToken.
 func (c *Client) LoginWithToken(ctx context.Context, token string) (*wire.LoginRegisterReply, error) {
@@ -91,6 +87,21 @@ func (c *Client) login(ctx context.Context, code wire.Command, cr *credentials) 
 	c.mu.Lock()
 	c.creds = cr
 	c.mu.Unlock()
+	if leader, ok := c.leaderElsewhere(ctx, cn); ok && c.moveTo(cn, leader) {
+		// The reconnect cycle logs in on the leader (and settles there).
+		select {
+		case <-cn.dead:
+		case <-ctx.Done():
+			return nil, wrapCmd(code, ctx.Err())
+		}
+		next, err := c.current(ctx)
+		if err != nil {
+			return nil, wrapCmd(code, err)
+		}
+		if lr := next.login.Load(); lr != nil {
+			r = lr
+		}
+	}
 	return r, nil
 }
 

@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/iggo-dev/iggo/client"
@@ -110,7 +112,7 @@ type connFlags struct {
 // addConnFlags defines the connection flags on fs.
 func (a *app) addConnFlags(fs *pflag.FlagSet) {
 	f := &a.conn
-	fs.StringVar(&f.t.Addr, "addr", "", "server address host:port or connection string iggy[+quic|+ws]://user:pass@host:port?tls=true (env "+EnvAddr+"; default "+DefaultAddr+", with --transport quic "+DefaultQUICAddr+", ws "+DefaultWebSocketAddr+")")
+	fs.StringVar(&f.t.Addr, "addr", "", "server address host:port, several as host:port,host:port (tried in order; the client follows the cluster leader), or connection string iggy[+quic|+ws]://user:pass@host:port[,host:port]?tls=true (env "+EnvAddr+"; default "+DefaultAddr+", with --transport quic "+DefaultQUICAddr+", ws "+DefaultWebSocketAddr+")")
 	fs.StringVar(&f.t.Transport, "transport", "", "transport: tcp, quic or ws; --tls with ws is WSS (env "+EnvTransport+"; default tcp, or the connection string's)")
 	fs.StringVar(&f.t.Username, "username", "", "username (env "+EnvUsername+"; default "+DefaultUsername+")")
 	fs.StringVar(&f.t.Password, "password", "", "password (env "+EnvPassword+"; default "+DefaultPassword+")")
@@ -118,7 +120,7 @@ func (a *app) addConnFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.t.TLS, "tls", false, "connect with TLS (env "+EnvTLS+")")
 	fs.StringVar(&f.t.TLSCA, "tls-ca", "", "PEM file of the CA certificates to trust; implies --tls (env "+EnvTLSCA+")")
 	fs.BoolVar(&f.t.TLSInsecure, "tls-insecure", false, "do not verify the server certificate; implies --tls (env "+EnvTLSInsecure+")")
-	fs.StringVar(&f.t.TLSServerName, "tls-server-name", "", "name to verify the server certificate against (default: the host of --addr); implies --tls (env "+EnvTLSServerName+")")
+	fs.StringVar(&f.t.TLSServerName, "tls-server-name", "", "name to verify the server certificate against (default: the host of the address dialed); implies --tls (env "+EnvTLSServerName+")")
 }
 
 // addClientFlags defines the connection, context, output and timeout
@@ -238,6 +240,9 @@ func (a *app) resolve(cmd *cobra.Command) (target, error) {
 	if err := t.resolveTransport(); err != nil { // transport.go
 		return target{}, err
 	}
+	if err := t.checkAddrList(); err != nil {
+		return target{}, err
+	}
 	if t.Token == "" {
 		if t.Username == "" {
 			t.Username = DefaultUsername
@@ -247,6 +252,22 @@ func (a *app) resolve(cmd *cobra.Command) (target, error) {
 		}
 	}
 	return t, nil
+}
+
+// checkAddrList checks a plain address list ("host:port,host:port"): the
+// SDK tries the entries in order and then follows the cluster leader. A
+// single address is left to the dial, as before lists existed, and a
+// connection string to its parser.
+func (t *target) checkAddrList() error {
+	if client.IsConnectionString(t.Addr) || !strings.Contains(t.Addr, ",") {
+		return nil
+	}
+	for _, a := range strings.Split(t.Addr, ",") {
+		if _, _, err := net.SplitHostPort(strings.TrimSpace(a)); err != nil {
+			return usagef("--addr %q: want host:port or a comma-separated list of host:port", t.Addr)
+		}
+	}
+	return nil
 }
 
 // tlsConfig builds the client TLS configuration of t (nil without TLS).

@@ -159,3 +159,22 @@ func TestConnectionErrors(t *testing.T) {
 	e.run("stream", "list", "--output", "xml").wantError(t, ExitUsage, "--output")
 	e.run("stream", "list", "--timeout", "soon").wantError(t, ExitUsage, "--timeout")
 }
+
+// TestAddrList: --addr and IGGO_ADDR take a comma-separated list of
+// seeds, tried in order; a malformed list is a usage error; a list of
+// unreachable addresses names them.
+func TestAddrList(t *testing.T) {
+	e := newCLI(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	wantLines(t, e.ok("ping", "--addr", closed+","+e.srv.Addr), "pong")
+	e.ok("stream", "create", "seeded", "--addr", closed+", "+e.srv.Addr)
+	wantLines(t, e.with(EnvAddr+"="+closed+","+e.srv.Addr).ok("stream", "list"), "seeded")
+	e.run("stream", "list", "--addr", closed+",,"+e.srv.Addr).wantError(t, ExitUsage, "--addr", "comma-separated")
+	e.run("stream", "list", "--addr", closed+",nohost").wantError(t, ExitUsage, "--addr")
+	e.run("ping", "--addr", closed+","+closed).wantError(t, ExitConnection, "cannot connect to "+closed+","+closed, "connection refused")
+}
