@@ -58,6 +58,8 @@ type options struct {
 	retention time.Duration
 	data      catalog.Data
 	snapEach  int
+	// compactEvery is the metadata raft log's compaction period (cluster.go).
+	compactEvery uint64
 	httpOptions
 	obs observeOptions // observe.go
 }
@@ -117,6 +119,9 @@ type Broker struct {
 	// http and httpAPI are the HTTP API (http.go), nil when disabled.
 	http    *httpapi.Listener
 	httpAPI *httpapi.Server
+	// cl is the replication stack in cluster mode (cluster.go), nil on
+	// a single node.
+	cl *cluster
 
 	runMu   sync.Mutex
 	started bool               // guarded by runMu
@@ -141,6 +146,10 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
 	b := &Broker{cfg: cfg, opts: o, log: o.logger, done: make(chan struct{}), startTime: time.Now()}
+	if err := b.prepareClusterConfig(); err != nil {
+		return nil, err
+	}
+	cfg = b.cfg
 	b.observe()
 	if err := os.MkdirAll(cfg.System.Path, 0o750); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
@@ -151,6 +160,21 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	}
 	if o.data == nil {
 		o.data = b.parts
+	}
+	if err := b.openCluster(); err != nil {
+		b.closePartitions()
+		return nil, err
+	}
+	opened := false
+	defer func() {
+		if !opened {
+			b.closeCluster()
+		}
+	}()
+	var repl metadata.Replicator
+	var clusterID wire.Uint128
+	if b.cl != nil {
+		repl, clusterID = metadataReplicator{b}, b.cl.id
 	}
 	meta, err := metadata.Open(metadata.Config{
 		Dir:                filepath.Join(cfg.System.Path, MetadataDir),
@@ -163,6 +187,8 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		SnapshotEvery:      o.snapEach,
 		RebalancingTimeout: cfg.ConsumerGroup.RebalancingTimeout.Std(),
 		After:              o.after,
+		Replicator:         repl,
+		ClusterID:          clusterID,
 		Root: func() (string, string, error) {
 			// Read only on first start: once metadata exists the stored
 			// root wins (semantics.md §2.1).
@@ -177,12 +203,21 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	b.meta = meta
+	if err := b.joinMetadataGroup(); err != nil {
+		meta.Close()
+		b.closePartitions()
+		return nil, err
+	}
 	if err := b.parts.KeyError(); err != nil {
 		meta.Close()
 		b.closePartitions()
 		return nil, err
 	}
-	b.sweepOrphans()
+	if b.cl == nil {
+		// In a cluster the raft log may still hold the entries that
+		// created a directory: nothing is swept before they are applied.
+		b.sweepOrphans()
+	}
 	if o.inGroup == nil {
 		o.inGroup = meta.InGroup
 	}
@@ -190,14 +225,21 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	b.sessions = session.NewManager(authn, meta, meta.Table(), session.Options{
 		Now: o.now, Logger: b.log.With("component", "session"), ServerVersion: Version, InGroup: o.inGroup,
 	})
-	b.disp = dispatch.New(b.sessions, meta, dispatch.Options{Logger: b.log.With("component", "dispatch"), Groups: meta.ClientGroups, Observer: b.requestObserver()})
-	meta.Register(b.disp, metadata.System{
+	dopts := dispatch.Options{Logger: b.log.With("component", "dispatch"), Groups: meta.ClientGroups, Observer: b.requestObserver()}
+	sys := metadata.System{
 		Version: Version, Started: b.startTime, DataDir: cfg.System.Path,
 		ConfigFile: filepath.Join(cfg.System.Path, cfg.System.Runtime.Path, "current_config.toml"),
 		TCPAddr:    b.Addr,
 		QUICAddr:   b.QUICAddr, WebSocketAddr: b.WebSocketAddr,
 		HTTPAddr: b.HTTPAddr,
-	})
+	}
+	if b.cl != nil {
+		dopts.MetadataLeader = b.metadataLeader
+		dopts.LoginReady = meta.Bootstrapped
+		sys.ClusterMetadata = b.clusterMetadata
+	}
+	b.disp = dispatch.New(b.sessions, meta, dopts)
+	meta.Register(b.disp, sys)
 	b.parts.Register(b.disp)
 	if b.opts.topics != nil {
 		b.parts.SetTopics(b.opts.topics(b.parts))
@@ -248,6 +290,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	if err := b.writeRuntimeConfig(); err != nil {
 		b.log.Warn("could not write the effective configuration", "err", err)
 	}
+	opened = true
 	return b, nil
 }
 
@@ -345,6 +388,13 @@ func (b *Broker) Run(ctx context.Context) error {
 			b.meta.RunPATCleaner(bgCtx, c.Interval.Std())
 		}()
 	}
+	if b.cl != nil {
+		b.bg.Add(1)
+		go func() {
+			defer b.bg.Done()
+			b.runCluster(bgCtx)
+		}()
+	}
 	b.runMu.Unlock()
 	b.startTelemetry()
 
@@ -408,6 +458,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.runMu.Unlock()
 		b.bg.Wait()
 		errs = append(errs, b.stopTelemetry(ctx)...)
+		if err := b.closeCluster(); err != nil {
+			errs = append(errs, fmt.Errorf("stop cluster node: %w", err))
+		}
 		if err := b.closePartitions(); err != nil {
 			errs = append(errs, err)
 		}

@@ -91,6 +91,16 @@ type Options struct {
 	Groups func(client wire.Uint128) []wire.ClientConsumerGroup
 	// Observer, when set, is told about every served request (observe.go).
 	Observer Observer
+	// MetadataLeader, when set (cluster mode), reports whether this node
+	// leads the metadata group; elsewhere metadata writes are answered
+	// with a result-framed 58 before the client table sees them
+	// (cluster-contract.md §3: not forwarded).
+	MetadataLeader func() bool
+	// LoginReady, when set (cluster mode), reports whether this node's
+	// metadata holds the root user yet; until then logins are answered
+	// with a result-framed 58 (a fresh cluster before its first leader
+	// committed the root user), which SDKs retry.
+	LoginReady func() bool
 }
 
 // Dispatcher routes requests. It is safe for concurrent use by every
@@ -102,6 +112,8 @@ type Dispatcher struct {
 	logger   *slog.Logger
 	groups   func(wire.Uint128) []wire.ClientConsumerGroup
 	observer Observer
+	leader   func() bool
+	ready    func() bool
 	handlers [maxCode + 1]atomic.Pointer[Handler]
 }
 
@@ -112,7 +124,7 @@ func New(sessions *session.Manager, users auth.Store, opts Options) *Dispatcher 
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	d := &Dispatcher{sessions: sessions, users: users, logger: opts.Logger, groups: opts.Groups, observer: opts.Observer}
+	d := &Dispatcher{sessions: sessions, users: users, logger: opts.Logger, groups: opts.Groups, observer: opts.Observer, leader: opts.MetadataLeader, ready: opts.LoginReady}
 	d.registerSystem()
 	return d
 }
@@ -216,6 +228,10 @@ func (d *Dispatcher) serveRead(x *Exchange) {
 
 func (d *Dispatcher) serveLogin(x *Exchange) {
 	x.Info, _ = wire.LookupCommand(wire.CmdLoginRegister)
+	if d.ready != nil && !d.ready() {
+		x.Reply(wire.AppendResultError(x.Scratch(), wire.ErrTransientNotAccepted.Code))
+		return
+	}
 	res := d.sessions.Login(x.Conn, x.Header.Client, x.Body)
 	switch {
 	case res.Evict != 0:
@@ -241,6 +257,10 @@ func (d *Dispatcher) serveReplicated(x *Exchange) {
 		return
 	}
 	if info.Plane == wire.PlaneMetadata {
+		if d.leader != nil && !d.leader() {
+			x.Result(wire.ErrTransientNotAccepted.Code)
+			return
+		}
 		verdict, frame := d.sessions.Table().Admit(h.Client, h.Session, h.Request, h.RequestChecksum)
 		switch verdict {
 		case session.Execute:
@@ -357,6 +377,17 @@ func (x *Exchange) ReplyTail(body []byte, tail Tail) {
 // shape [1][0][code] and status 0 (also used for transient 57/58).
 func (x *Exchange) Result(code uint32) {
 	x.Reply(wire.AppendResultError(x.Scratch(), code))
+}
+
+// MarkCommitted turns the answer in Head into a committed reply of a
+// replicated log (cluster mode): the header carries the cluster id, the
+// view (raft term), the replica that committed it, and op = commit = the
+// log index.
+func (x *Exchange) MarkCommitted(cluster wire.Uint128, view uint32, replica uint8, op uint64) {
+	var r wire.ReplyHeader
+	_ = r.Decode(x.Head[:])
+	r.Cluster, r.View, r.Replica, r.Op, r.Commit = cluster, view, replica, op, op
+	r.Encode(x.Head[:])
 }
 
 // Deny answers a pre-commit denial: status code, empty body, the

@@ -91,6 +91,12 @@ type Entry struct {
 	// Secret is what the server chose for the entry: a password hash, a
 	// token hash. Never a raw password or token.
 	Secret []byte
+	// View, Replica and Cluster are the header fields of the reply frame
+	// in cluster mode (the raft term, the proposing leader, the cluster
+	// id), set when the entry applies; they are not part of the record.
+	View    uint32
+	Replica uint8
+	Cluster wire.Uint128
 }
 
 // Record framing: [length u32][xxh3-64 of payload u64][payload]. The

@@ -180,6 +180,9 @@ func (s *Store) CompleteRevocations() int {
 }
 
 func (s *Store) completeRevocations() (int, error) {
+	if s.replicated() {
+		return s.completeDueReplicated()
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed {
@@ -192,6 +195,20 @@ func (s *Store) completeRevocations() (int, error) {
 // pending revocation that is due, in (stream, topic, group) order and
 // revocation creation order within a group. Caller holds wmu.
 func (s *Store) completeDueLocked() (int, error) {
+	items := s.dueRevocations()
+	if len(items) == 0 {
+		return 0, nil
+	}
+	if _, err := s.submitLocked(Entry{Kind: KindCompleteRevocations, Body: appendRevItems(nil, items)}); err != nil {
+		return 0, err
+	}
+	return len(items), nil
+}
+
+// dueRevocations lists the pending revocations that are due now, in
+// (stream, topic, group) order and revocation creation order within a
+// group.
+func (s *Store) dueRevocations() []revItem {
 	// Entry timestamps have microsecond resolution; deciding on the same
 	// resolution keeps the decision and the entry consistent.
 	now := time.UnixMicro(s.cfg.Now().UnixMicro())
@@ -212,13 +229,7 @@ func (s *Store) completeDueLocked() (int, error) {
 	})
 	s.groupMu.Unlock()
 	s.mu.RUnlock()
-	if len(items) == 0 {
-		return 0, nil
-	}
-	if _, err := s.submitLocked(Entry{Kind: KindCompleteRevocations, Body: appendRevItems(nil, items)}); err != nil {
-		return 0, err
-	}
-	return len(items), nil
+	return items
 }
 
 // nextRevocationDeadline returns when the oldest pending revocation times

@@ -41,7 +41,8 @@ func undecodable(x *dispatch.Exchange, err error) {
 
 // commit submits a command entry for x and sends the committed reply.
 // A journal failure answers TransientNotCommitted (57): the outcome is
-// unknown; a closed store answers TransientNotAccepted (58).
+// unknown; a closed store, or a cluster write the metadata leader never
+// admitted, answers TransientNotAccepted (58).
 func (s *Store) commit(x *dispatch.Exchange, body, secret []byte) (committed, bool) {
 	b, _ := x.Conn.Binding()
 	h := &x.Header
@@ -50,12 +51,8 @@ func (s *Store) commit(x *dispatch.Exchange, body, secret []byte) (committed, bo
 		RequestChecksum: h.RequestChecksum, RequestTimestamp: h.Timestamp,
 		UserID: uint32(b.UserID), Code: x.Info.Code, Body: body, Secret: secret,
 	})
-	switch {
-	case errors.Is(err, ErrClosed):
-		x.Result(wire.ErrTransientNotAccepted.Code)
-		return c, false
-	case err != nil:
-		x.Result(wire.ErrTransientNotCommitted.Code)
+	if err != nil {
+		x.Result(transientCode(err))
 		return c, false
 	}
 	return c, true

@@ -51,6 +51,14 @@ type Config struct {
 	// After waits on Now's clock for RunRevocations (time.After when
 	// nil); tests inject a fake clock through Now and After together.
 	After func(time.Duration) <-chan time.Time
+	// Replicator, when set, puts every entry through the metadata raft
+	// group (cluster mode, replicated.go): no local journal is written,
+	// and Open neither creates the root user nor ends memberships (the
+	// leader does, LeaderDuties).
+	Replicator Replicator
+	// ClusterID is the header's cluster field of committed replies in
+	// cluster mode.
+	ClusterID wire.Uint128
 }
 
 // ErrClosed is returned by writes after Close.
@@ -87,6 +95,8 @@ type Store struct {
 	// lastFrame is the reply frame of the command applied last; guarded
 	// by mu (written by applyLocked, read by submit under wmu).
 	lastFrame []byte
+	// waiting hands applied entries to their proposers (cluster mode).
+	waiting *waiters
 }
 
 // Open loads the newest valid snapshot in cfg.Dir, replays the journal
@@ -127,6 +137,13 @@ func Open(cfg Config) (*Store, error) {
 		cfg: cfg, log: cfg.Logger, data: cfg.Data, dir: cfg.Dir, st: newState(),
 		table:   session.NewClientTable(cfg.ClientsTableMax, nil),
 		revWake: make(chan struct{}, 1),
+		waiting: newWaiters(),
+	}
+	if s.replicated() {
+		if err := s.recoverReplicated(); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	if err := s.recover(); err != nil {
 		return nil, err
@@ -151,9 +168,8 @@ func Open(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// recover restores the snapshot and replays the journal tail.
-func (s *Store) recover() error {
-	removeTemps(s.dir)
+// loadSnapshot restores the newest snapshot whose checksum holds, if any.
+func (s *Store) loadSnapshot() error {
 	snaps, err := listOps(s.dir, snapshotPrefix, snapshotSuffix)
 	if err != nil {
 		return fmt.Errorf("list metadata directory: %w", err)
@@ -168,13 +184,22 @@ func (s *Store) recover() error {
 					return fmt.Errorf("metadata snapshot %s: client table: %w", path, err)
 				}
 				s.st, s.op, s.snapOp, s.effectsThrough = sn.state, sn.op, sn.op, sn.op
-				break
+				return nil
 			}
 			if err == nil {
 				err = ErrCorrupt
 			}
 		}
 		s.log.Warn("skipping unreadable metadata snapshot", "file", path, "err", err)
+	}
+	return nil
+}
+
+// recover restores the snapshot and replays the journal tail.
+func (s *Store) recover() error {
+	removeTemps(s.dir)
+	if err := s.loadSnapshot(); err != nil {
+		return err
 	}
 	rec, err := readJournals(s.dir, s.op)
 	if err != nil {
@@ -271,6 +296,9 @@ type committed struct {
 // submit commits e: it assigns op and timestamp, appends and fsyncs the
 // record, applies it, runs its effects and takes a snapshot when due.
 func (s *Store) submit(e Entry) (committed, error) {
+	if s.replicated() {
+		return s.propose(e)
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	return s.submitLocked(e)
@@ -393,11 +421,13 @@ func replyBody(res result) []byte {
 }
 
 // replyFrame builds the committed reply frame for e exactly as the
-// dispatcher does for a committed reply: cluster 0, op and commit = the
-// entry's op, the request's client, checksum, timestamp and number.
+// dispatcher does for a committed reply: cluster 0 (in cluster mode the
+// cluster id, view = the raft term and replica = the proposing leader),
+// op and commit = the entry's op, the request's client, checksum,
+// timestamp and number.
 func replyFrame(e *Entry, op wire.Operation, body []byte) []byte {
 	h := wire.ReplyHeader{
-		Prologue:        wire.Prologue{Size: uint32(wire.HeaderSize + len(body))},
+		Prologue:        wire.Prologue{Cluster: e.Cluster, View: e.View, Replica: e.Replica, Size: uint32(wire.HeaderSize + len(body))},
 		RequestChecksum: e.RequestChecksum,
 		Client:          e.Client,
 		Op:              e.Op,
@@ -434,7 +464,7 @@ func (s *Store) snapshotLocked() error {
 		return err
 	}
 	s.snapOp = s.op
-	if s.j.first <= s.op {
+	if s.j != nil && s.j.first <= s.op {
 		nj, err := openJournal(s.dir, s.op+1)
 		if err != nil {
 			return err
@@ -468,7 +498,10 @@ func (s *Store) Close() error {
 	if s.failed == nil && s.op > s.snapOp {
 		err = s.snapshotLocked()
 	}
-	return errors.Join(err, s.j.close())
+	if s.j != nil {
+		err = errors.Join(err, s.j.close())
+	}
+	return err
 }
 
 // Op returns the last committed op.

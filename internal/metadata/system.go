@@ -40,6 +40,10 @@ type System struct {
 	// HTTPAddr returns the bound HTTP API address, nil when HTTP is
 	// disabled.
 	HTTPAddr func() net.Addr
+	// ClusterMetadata, when set (cluster mode), answers
+	// GET_CLUSTER_METADATA for a caller at peer (the connection's remote
+	// address): the roster with the metadata leader.
+	ClusterMetadata func(peer string) wire.ClusterMetadata
 }
 
 // Register installs every metadata-plane handler on d: the commands, the
@@ -83,6 +87,11 @@ func describeOptions(x *dispatch.Exchange) {
 //
 // The request has no fields: body bytes are ignored.
 func getClusterMetadata(x *dispatch.Exchange, sys System) {
+	if sys.ClusterMetadata != nil {
+		m := sys.ClusterMetadata(x.Conn.Addr)
+		x.Reply(m.AppendTo(x.Scratch()))
+		return
+	}
 	node := wire.ClusterNode{Name: "iggy-node", Role: wire.ClusterLeader, Status: wire.ClusterNodeHealthy}
 	if sys.TCPAddr != nil {
 		if a, ok := sys.TCPAddr().(*net.TCPAddr); ok && a != nil {
@@ -338,6 +347,9 @@ func (s *Store) RunPATCleaner(ctx context.Context, interval time.Duration) {
 // CleanPATs runs one pass of the PAT cleaner and reports how many tokens
 // had expired.
 func (s *Store) CleanPATs() int {
+	if !s.IsLeader() {
+		return 0 // the metadata leader cleans for the cluster
+	}
 	now := uint64(s.cfg.Now().UnixMicro())
 	s.mu.RLock()
 	n := s.st.expiredPATs(now)

@@ -21,8 +21,19 @@ type GroupOptions struct {
 	// Storage is the group's log; nil means NewMemoryLog().
 	Storage LogStorage
 	// Applied is the last index the state machine has already applied
-	// (restart from durable storage); 0 for a new group.
+	// (restart from durable storage); 0 for a new group. raft rebuilds
+	// the membership from the storage's snapshot plus the configuration
+	// entries it applies, so Applied must not pass a configuration entry
+	// after the snapshot: use the snapshot's index and let the state
+	// machine skip what it already holds.
 	Applied uint64
+	// Prepare, when set, sees every data proposal to the group on the
+	// host's loop right before raft does, in log order: it may rewrite
+	// data in place (a partition leader stamps offsets and a timestamp
+	// into a batch). If it fails the proposal is refused with its error;
+	// otherwise accepted runs once raft has admitted the entry (not when
+	// raft drops it), so state it advances stays in step with the log.
+	Prepare func(data []byte) (accepted func(), err error)
 }
 
 // group is one raft group on this host. All fields are loop-owned.
@@ -45,7 +56,8 @@ type group struct {
 	campaignAt   uint64
 	quiesceReq   *raftpb.Message // a leader's pending quiesce request
 
-	proposed []*waiter          // accepted since the last Ready, in log order
+	prepare  func([]byte) (func(), error)
+	proposed []*waiter          // accepted since the last Ready, in log order (nil: nobody waits)
 	pending  map[uint64]*waiter // by log index
 	view     View               // last published
 	hasView  bool
@@ -75,7 +87,9 @@ func (w *waiter) finish(r result) {
 
 func (g *group) failAll(err error) {
 	for _, w := range g.proposed {
-		w.finish(result{err: err})
+		if w != nil {
+			w.finish(result{err: err})
+		}
 	}
 	for _, w := range g.pending {
 		w.finish(result{err: err})
@@ -156,7 +170,7 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 			return fmt.Errorf("bootstrap group %d: %w", id, err)
 		}
 	}
-	g := &group{id: id, rn: rn, storage: st, applied: opts.Applied, pending: map[uint64]*waiter{}}
+	g := &group{id: id, rn: rn, storage: st, applied: opts.Applied, prepare: opts.Prepare, pending: map[uint64]*waiter{}}
 	g.setConf(proto.CloneOf(cs))
 	h.groups[id] = g
 	h.active[id] = g
@@ -325,13 +339,18 @@ func (h *Host) bindProposals(g *group, ents []*raftpb.Entry) {
 	}
 	if len(ents) < n {
 		for _, w := range g.proposed {
-			w.finish(result{err: fmt.Errorf("%w: entry not found in the log", ErrOutcomeUnknown)})
+			if w != nil {
+				w.finish(result{err: fmt.Errorf("%w: entry not found in the log", ErrOutcomeUnknown)})
+			}
 		}
 		g.proposed = g.proposed[:0]
 		return
 	}
 	tail := ents[len(ents)-n:]
 	for i, w := range g.proposed {
+		if w == nil {
+			continue // a forwarded proposal: its origin waits for the apply
+		}
 		w.index, w.term = tail[i].GetIndex(), tail[i].GetTerm()
 		if old := g.pending[w.index]; old != nil {
 			old.finish(result{err: ErrProposalLost})
@@ -396,6 +415,10 @@ func (h *Host) receive(in inbound) {
 		}
 		switch e.Kind {
 		case transport.KindRaft:
+			if e.Msg.GetType() == raftpb.MsgProp {
+				h.proposeForwarded(g, in.from, e.Msg)
+				continue
+			}
 			if g.quiesced {
 				h.wake(g)
 			}

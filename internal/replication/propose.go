@@ -21,7 +21,7 @@ func (h *Host) Propose(ctx context.Context, g GroupID, data []byte) (uint64, err
 		return 0, fmt.Errorf("propose to group %d: empty entries are reserved for raft", g)
 	}
 	w := &waiter{done: make(chan result, 1)}
-	if err := h.do(ctx, func() { h.admit(g, w, func(rn *raft.RawNode) error { return rn.Propose(data) }) }); err != nil {
+	if err := h.do(ctx, func() { h.admit(g, w, func(rn *raft.RawNode) error { return h.proposeData(h.groups[g], data) }) }); err != nil {
 		return 0, fmt.Errorf("propose to group %d: %w", g, err)
 	}
 	r, err := h.await(ctx, w)
@@ -29,6 +29,23 @@ func (h *Host) Propose(ctx context.Context, g GroupID, data []byte) (uint64, err
 		return 0, fmt.Errorf("propose to group %d: %w", g, err)
 	}
 	return r.index, nil
+}
+
+// proposeData runs the group's Prepare hook, then proposes data. Runs on
+// the loop.
+func (h *Host) proposeData(grp *group, data []byte) error {
+	if grp.prepare == nil {
+		return grp.rn.Propose(data)
+	}
+	accepted, err := grp.prepare(data)
+	if err != nil {
+		return err
+	}
+	if err := grp.rn.Propose(data); err != nil {
+		return err
+	}
+	accepted()
+	return nil
 }
 
 // admit runs step (a proposal) on group g's RawNode if this node leads it.

@@ -48,6 +48,11 @@ type Log interface {
 	Append(e Entry) (Entry, error)
 }
 
+// ErrOutcomeUnknown, wrapped by a Log's Append error, means the entry may
+// still commit (a replicated log lost track of it): the Register answer
+// is 57 instead of 58.
+var ErrOutcomeUnknown = errors.New("session: outcome of the log append unknown")
+
 // ErrLogClosed is returned by Append after Close.
 var ErrLogClosed = errors.New("session: log closed")
 

@@ -191,6 +191,9 @@ func (m *Manager) Login(c *Conn, client wire.Uint128, body []byte) LoginResult {
 	}
 	e, err := m.log.Append(Entry{Kind: EntryRegister, Client: client, UserID: uint32(user.ID)})
 	if err != nil {
+		if errors.Is(err, ErrOutcomeUnknown) {
+			return LoginResult{Transient: wire.ErrTransientNotCommitted.Code}
+		}
 		return LoginResult{Transient: wire.ErrTransientNotAccepted.Code}
 	}
 	c.setBinding(Binding{
@@ -212,6 +215,9 @@ func (m *Manager) Logout(c *Conn, request uint64) uint32 {
 	}
 	if err := m.commitLogout(b, request); err != nil {
 		c.setBinding(b)
+		if errors.Is(err, ErrOutcomeUnknown) {
+			return wire.ErrTransientNotCommitted.Code
+		}
 		return wire.ErrTransientNotAccepted.Code
 	}
 	return 0

@@ -297,6 +297,26 @@ func (t *ClientTable) Commit(client wire.Uint128, request uint64, checksum wire.
 	ent.ringLen++
 }
 
+// Applied reports whether client's request has already been committed
+// (it is at or below the client's watermark), and the cached reply frame
+// when the ring still holds it. A replicated log checks it when applying,
+// so a request committed twice (retried on a new leader before that
+// leader had applied the first copy) changes the state once.
+func (t *ClientTable) Applied(client wire.Uint128, request uint64) ([]byte, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ent, ok := t.byClient[client]
+	if !ok || request > ent.watermark {
+		return nil, false
+	}
+	for i := ent.ringLen - 1; i >= 0; i-- {
+		if c := &ent.ring[i]; c.Request == request {
+			return c.Frame, true
+		}
+	}
+	return nil, true
+}
+
 // Abort implements Table.
 func (t *ClientTable) Abort(client wire.Uint128, request uint64) {
 	t.mu.Lock()

@@ -1,0 +1,315 @@
+package broker
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/iggo-dev/iggo/internal/config"
+	"github.com/iggo-dev/iggo/internal/metadata"
+	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/internal/replication/transport"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// ClusterDir is the directory of the raft logs under system.path.
+const ClusterDir = "cluster"
+
+// DefaultCompactEvery is how many applied metadata entries the raft log
+// keeps before the broker compacts it into a snapshot.
+const DefaultCompactEvery = 4096
+
+// WithCompactEvery sets how many applied metadata entries the raft log
+// keeps before it is compacted (DefaultCompactEvery otherwise); tests use
+// a small number to exercise snapshot catch-up.
+func WithCompactEvery(n uint64) Option { return func(o *options) { o.compactEvery = n } }
+
+// cluster is the broker's replication stack in cluster mode: the raft host
+// and replica transport (replication.Node) of this roster entry.
+type cluster struct {
+	node *replication.Node
+	cfg  *config.ClusterConfig
+	self config.ClusterNode
+	id   wire.Uint128
+	logs raftLogs
+	// compacted is the index the metadata log was last compacted at.
+	compacted atomic.Uint64
+}
+
+// clusterEnabled reports whether the broker runs as a cluster member.
+func (b *Broker) clusterEnabled() bool { return b.cfg.Cluster.Enabled }
+
+// prepareClusterConfig applies what cluster mode changes in the
+// configuration before anything opens: the client listeners take their
+// ports from this node's roster entry (cluster-contract.md §1.2: the
+// roster is the only source of listener ports; the bind IP stays the one
+// of each transport's own address), and the root credentials must come
+// from the environment.
+func (b *Broker) prepareClusterConfig() error {
+	if !b.clusterEnabled() {
+		return nil
+	}
+	self, ok := b.cfg.Cluster.Node()
+	if !ok {
+		return fmt.Errorf("cluster: replica id %d is not in the roster ([[cluster.nodes]])", b.cfg.Cluster.ReplicaID)
+	}
+	withPort := func(addr string, port uint16) string {
+		if port == 0 {
+			return addr
+		}
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		return net.JoinHostPort(host, strconv.Itoa(int(port)))
+	}
+	b.cfg.TCP.Address = withPort(b.cfg.TCP.Address, self.Ports.TCP)
+	if b.cfg.HTTP.Enabled {
+		b.cfg.HTTP.Address = withPort(b.cfg.HTTP.Address, self.Ports.HTTP)
+	}
+	if b.cfg.QUIC.Enabled {
+		b.cfg.QUIC.Address = withPort(b.cfg.QUIC.Address, self.Ports.QUIC)
+	}
+	if b.cfg.WebSocket.Enabled {
+		b.cfg.WebSocket.Address = withPort(b.cfg.WebSocket.Address, self.Ports.WebSocket)
+	}
+	if !b.opts.rootSet {
+		env := os.Environ()
+		has := func(k string) bool {
+			for _, kv := range env {
+				if len(kv) > len(k) && kv[:len(k)+1] == k+"=" {
+					return true
+				}
+			}
+			return false
+		}
+		if !has(config.EnvRootUsername) || !has(config.EnvRootPassword) {
+			return fmt.Errorf("cluster mode: set %s and %s (every node must create the same root user)", config.EnvRootUsername, config.EnvRootPassword)
+		}
+	}
+	return nil
+}
+
+// openCluster starts the replica transport and the raft host. The metadata
+// group joins once the store is open (joinMetadataGroup).
+func (b *Broker) openCluster() error {
+	if !b.clusterEnabled() {
+		return nil
+	}
+	self, _ := b.cfg.Cluster.Node()
+	node, err := replication.NewNode(&b.cfg.Cluster, clusterStateMachine{b}, b.log)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	raw := transport.ClusterID(b.cfg.Cluster.Name)
+	b.cl = &cluster{
+		node: node, cfg: &b.cfg.Cluster, self: self,
+		id: wire.Uint128{Lo: binary.LittleEndian.Uint64(raw[0:8]), Hi: binary.LittleEndian.Uint64(raw[8:16])},
+	}
+	b.log.Info("cluster node started", "cluster", b.cfg.Cluster.Name, "replica_id", self.ReplicaID, "name", self.Name,
+		"replica_address", net.JoinHostPort(self.IP, strconv.Itoa(int(self.Ports.TCPReplica))), "nodes", len(b.cfg.Cluster.Nodes))
+	return nil
+}
+
+// voters are the replica ids of the roster.
+func (c *cluster) voters() []replication.NodeID {
+	v := make([]replication.NodeID, 0, len(c.cfg.Nodes))
+	for _, n := range c.cfg.Nodes {
+		v = append(v, replication.NodeID(n.ReplicaID))
+	}
+	return v
+}
+
+// raftStorage opens the durable raft log of one group in dir; sync makes
+// every append reach the disk before raft acknowledges it.
+func (b *Broker) raftStorage(dir string, sync bool) (replication.LogStorage, error) {
+	return b.cl.logs.open(dir, sync, b.log.With("component", "replication"))
+}
+
+// joinMetadataGroup adds the metadata group over its durable log: a raft
+// snapshot newer than the store's own is restored first, and raft resumes
+// applying after what the store already holds.
+func (b *Broker) joinMetadataGroup() error {
+	if b.cl == nil {
+		return nil
+	}
+	st, err := b.raftStorage(filepath.Join(b.cfg.System.Path, ClusterDir, "metadata"), true)
+	if err != nil {
+		return fmt.Errorf("cluster: metadata raft log: %w", err)
+	}
+	snap, err := st.Snapshot()
+	if err != nil {
+		return fmt.Errorf("cluster: metadata raft snapshot: %w", err)
+	}
+	if md := snap.GetMetadata(); md.GetIndex() > b.meta.Op() {
+		if err := b.meta.RestoreReplicated(md.GetIndex(), snap.GetData()); err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+	}
+	// raft takes the membership from the snapshot and from the
+	// configuration entries it applies, so it resumes right after the
+	// raft snapshot and applies the log again; the store skips the
+	// entries it already holds (ApplyReplicated).
+	first, err := st.FirstIndex()
+	if err != nil {
+		return fmt.Errorf("cluster: metadata raft log: %w", err)
+	}
+	applied := first - 1
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.cl.node.Host.AddGroup(ctx, replication.MetadataGroup, replication.GroupOptions{
+		Voters: b.cl.voters(), Storage: st, Applied: applied,
+	}); err != nil {
+		return fmt.Errorf("cluster: metadata group: %w", err)
+	}
+	return nil
+}
+
+// metadataLeader reports whether this node leads the metadata group.
+func (b *Broker) metadataLeader() bool {
+	v, ok := b.cl.node.Host.Status(replication.MetadataGroup)
+	return ok && v.Role == replication.RoleLeader
+}
+
+// runCluster watches the metadata group: each time this node becomes the
+// leader it runs the leader's duties (root user on a fresh cluster, ending
+// stale memberships), and the log is compacted every compactEvery applied
+// entries. It returns when ctx ends.
+func (b *Broker) runCluster(ctx context.Context) {
+	h := b.cl.node.Host
+	compactEvery := b.opts.compactEvery
+	if compactEvery == 0 {
+		compactEvery = DefaultCompactEvery
+	}
+	var term uint64 // the term whose duties are done
+	var compacted uint64
+	for {
+		v, err := h.WaitFor(ctx, replication.MetadataGroup, func(v replication.View) bool {
+			return (v.Role == replication.RoleLeader && v.Term != term) || v.Applied >= compacted+compactEvery
+		})
+		if err != nil {
+			return
+		}
+		if v.Role == replication.RoleLeader && v.Term != term {
+			if err := b.meta.LeaderDuties(); err != nil {
+				b.log.Warn("metadata leader duties", "term", v.Term, "err", err)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(200 * time.Millisecond):
+				}
+				continue
+			}
+			term = v.Term
+			b.log.Info("metadata leader", "term", v.Term, "replica_id", b.cl.self.ReplicaID)
+		}
+		if v.Applied >= compacted+compactEvery {
+			at, err := h.Compact(ctx, replication.MetadataGroup)
+			switch {
+			case err == nil:
+				b.cl.compacted.Store(at)
+				b.log.Debug("metadata raft log compacted", "index", at)
+			case !errors.Is(err, context.Canceled):
+				b.log.Warn("compact the metadata raft log", "err", err)
+			}
+			compacted = v.Applied
+		}
+	}
+}
+
+// closeCluster stops the host (no more applies) and the transport.
+func (b *Broker) closeCluster() error {
+	if b.cl == nil {
+		return nil
+	}
+	return errors.Join(b.cl.node.Close(), b.cl.logs.close())
+}
+
+// metadataReplicator is the metadata store's seam to the metadata group.
+type metadataReplicator struct{ b *Broker }
+
+func (r metadataReplicator) Propose(ctx context.Context, data []byte) error {
+	_, err := r.b.cl.node.Host.Propose(ctx, replication.MetadataGroup, data)
+	return err
+}
+
+func (r metadataReplicator) Forward(ctx context.Context, data []byte) error {
+	return r.b.cl.node.Host.Forward(ctx, replication.MetadataGroup, data)
+}
+
+func (r metadataReplicator) IsLeader() bool { return r.b.metadataLeader() }
+
+func (r metadataReplicator) Self() uint8 { return r.b.cl.self.ReplicaID }
+
+var _ metadata.Replicator = metadataReplicator{}
+
+// replicatedPlane is what the partition plane offers the raft host.
+type replicatedPlane interface {
+	ApplyReplicated(g replication.GroupID, e replication.Entry)
+	SnapshotReplicated(g replication.GroupID) ([]byte, error)
+	RestoreReplicated(g replication.GroupID, index uint64, data []byte) error
+}
+
+// clusterStateMachine routes the host's groups: the metadata group to the
+// metadata store, every other group to the partition plane.
+type clusterStateMachine struct{ b *Broker }
+
+func (m clusterStateMachine) plane() replicatedPlane {
+	p, _ := any(m.b.parts).(replicatedPlane)
+	return p
+}
+
+func (m clusterStateMachine) Apply(g replication.GroupID, e replication.Entry) {
+	if g == replication.MetadataGroup {
+		m.b.meta.ApplyReplicated(e.Index, e.Term, e.Data)
+		return
+	}
+	if p := m.plane(); p != nil {
+		p.ApplyReplicated(g, e)
+	}
+}
+
+func (m clusterStateMachine) Snapshot(g replication.GroupID) ([]byte, error) {
+	if g == replication.MetadataGroup {
+		return m.b.meta.SnapshotReplicated()
+	}
+	if p := m.plane(); p != nil {
+		return p.SnapshotReplicated(g)
+	}
+	return nil, fmt.Errorf("group %d: no partition plane", g)
+}
+
+func (m clusterStateMachine) Restore(g replication.GroupID, index uint64, data []byte) error {
+	if g == replication.MetadataGroup {
+		return m.b.meta.RestoreReplicated(index, data)
+	}
+	if p := m.plane(); p != nil {
+		return p.RestoreReplicated(g, index, data)
+	}
+	return fmt.Errorf("group %d: no partition plane", g)
+}
+
+// MetadataCompacted is the index this node last compacted the metadata
+// raft log at (0: never).
+func (b *Broker) MetadataCompacted() uint64 {
+	if b.cl == nil {
+		return 0
+	}
+	return b.cl.compacted.Load()
+}
+
+// MetadataRole reports whether this node leads the metadata group; ok is
+// false on a single node.
+func (b *Broker) MetadataRole() (leader, ok bool) {
+	if b.cl == nil {
+		return false, false
+	}
+	return b.metadataLeader(), true
+}
