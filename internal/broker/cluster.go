@@ -14,6 +14,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/internal/metadata"
+	"github.com/iggo-dev/iggo/internal/partition"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/replication/transport"
 	"github.com/iggo-dev/iggo/wire"
@@ -250,50 +251,63 @@ func (r metadataReplicator) Self() uint8 { return r.b.cl.self.ReplicaID }
 
 var _ metadata.Replicator = metadataReplicator{}
 
-// replicatedPlane is what the partition plane offers the raft host.
-type replicatedPlane interface {
-	ApplyReplicated(g replication.GroupID, e replication.Entry)
-	SnapshotReplicated(g replication.GroupID) ([]byte, error)
-	RestoreReplicated(g replication.GroupID, index uint64, data []byte) error
+// partitionReplicator is the partition plane's seam to the host.
+type partitionReplicator struct{ b *Broker }
+
+func (r partitionReplicator) host() *replication.Host { return r.b.cl.node.Host }
+
+func (r partitionReplicator) Self() replication.NodeID {
+	return replication.NodeID(r.b.cl.self.ReplicaID)
 }
+
+func (r partitionReplicator) Voters() []replication.NodeID { return r.b.cl.voters() }
+
+func (r partitionReplicator) AddGroup(ctx context.Context, id replication.GroupID, opts replication.GroupOptions) error {
+	return r.host().AddGroup(ctx, id, opts)
+}
+
+func (r partitionReplicator) RemoveGroup(ctx context.Context, id replication.GroupID) error {
+	return r.host().RemoveGroup(ctx, id)
+}
+
+func (r partitionReplicator) Propose(ctx context.Context, id replication.GroupID, data []byte) (uint64, error) {
+	return r.host().Propose(ctx, id, data)
+}
+
+func (r partitionReplicator) Leader(id replication.GroupID) (replication.NodeID, bool) {
+	return r.host().Leader(id)
+}
+
+func (r partitionReplicator) WaitFor(ctx context.Context, id replication.GroupID, cond func(replication.View) bool) (replication.View, error) {
+	return r.host().WaitFor(ctx, id, cond)
+}
+
+var _ partition.Replicator = partitionReplicator{}
 
 // clusterStateMachine routes the host's groups: the metadata group to the
 // metadata store, every other group to the partition plane.
 type clusterStateMachine struct{ b *Broker }
-
-func (m clusterStateMachine) plane() replicatedPlane {
-	p, _ := any(m.b.parts).(replicatedPlane)
-	return p
-}
 
 func (m clusterStateMachine) Apply(g replication.GroupID, e replication.Entry) {
 	if g == replication.MetadataGroup {
 		m.b.meta.ApplyReplicated(e.Index, e.Term, e.Data)
 		return
 	}
-	if p := m.plane(); p != nil {
-		p.ApplyReplicated(g, e)
-	}
+	m.b.parts.ApplyReplicated(g, e)
 }
 
 func (m clusterStateMachine) Snapshot(g replication.GroupID) ([]byte, error) {
 	if g == replication.MetadataGroup {
 		return m.b.meta.SnapshotReplicated()
 	}
-	if p := m.plane(); p != nil {
-		return p.SnapshotReplicated(g)
-	}
-	return nil, fmt.Errorf("group %d: no partition plane", g)
+	return m.b.parts.SnapshotReplicated(g)
 }
 
 func (m clusterStateMachine) Restore(g replication.GroupID, index uint64, data []byte) error {
 	if g == replication.MetadataGroup {
 		return m.b.meta.RestoreReplicated(index, data)
 	}
-	if p := m.plane(); p != nil {
-		return p.RestoreReplicated(g, index, data)
-	}
-	return fmt.Errorf("group %d: no partition plane", g)
+	return m.b.parts.RestoreReplicated(g, index, data)
 }
 
 // MetadataCompacted is the index this node last compacted the metadata

@@ -7,6 +7,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/partition"
+	"github.com/iggo-dev/iggo/internal/replication"
 )
 
 // WithTopics supplies the catalog.Topics of the partition plane: f
@@ -36,7 +37,7 @@ func (b *Broker) newPartitions() error {
 	if err != nil {
 		return err
 	}
-	parts, err := partition.New(partition.Options{
+	po := partition.Options{
 		Dir:               filepath.Join(b.cfg.System.Path, partition.StreamsDirName),
 		Logger:            b.log.With("component", "partition"),
 		Clock:             b.opts.now,
@@ -44,7 +45,18 @@ func (b *Broker) newPartitions() error {
 		RetentionInterval: retention,
 		StorageObserver:   b.obs.metrics,
 		Cipher:            cipher,
-	})
+	}
+	if b.clusterEnabled() {
+		// The replication host starts after the plane (openCluster); the
+		// plane adds its groups only once metadata opens, after that.
+		po.Replicator = partitionReplicator{b}
+		po.LogStorage = func(dir string) (replication.LogStorage, error) {
+			// Partition logs are written without fsync: a reply means
+			// held by a quorum, as in the reference (docs/CLUSTER.md).
+			return b.raftStorage(dir, false)
+		}
+	}
+	parts, err := partition.New(po)
 	if err != nil {
 		return fmt.Errorf("partition plane: %w", err)
 	}

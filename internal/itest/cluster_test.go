@@ -302,3 +302,90 @@ func TestClusterSnapshotCatchUp(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// clusterPoll polls up to 1000 messages of partition p from offset 0 on c.
+func clusterPoll(t *testing.T, c *Client, p uint32) wire.PolledMessages {
+	t.Helper()
+	return c.MustPoll(wire.PollMessages{Consumer: wire.SingleConsumer(wire.NumericID(1)),
+		StreamID: wire.NamedID("s"), TopicID: wire.NamedID("t"), Partition: wire.SomePartition(p), Strategy: wire.OffsetStrategy(0), Count: 1000})
+}
+
+// TestClusterMessages: messages sent to the leader reach every follower
+// with the same offsets and bytes; a follower refuses a send with status
+// 58; after the leader stops, a retry of an acknowledged send (same
+// client id, request and body) on the new leader is recognized and not
+// stored twice, and new sends continue the offsets.
+func TestClusterMessages(t *testing.T) {
+	tc := startCluster(t, 3)
+	c := tc.nodes[0].Dial(t)
+	c.LoginRoot()
+	ExpectOK(t, c.Command(wire.OpCreateStream, &wire.CreateStream{Name: "s"}))
+	ExpectOK(t, c.Command(wire.OpCreateTopic, &wire.CreateTopic{StreamID: wire.NamedID("s"), PartitionsCount: 1, Name: "t"}))
+	part := wire.Partitioning{Kind: wire.PartitionByID, PartitionID: 0}
+	for i := range 5 {
+		conf := c.MustSend(wire.NamedID("s"), wire.NamedID("t"), part, Batch(t, uint64(10*i+1), Payloads(10, 100, fmt.Sprint(i))...))
+		if conf.BaseOffset != uint64(10*i) {
+			t.Fatalf("send %d stored at %d", i, conf.BaseOffset)
+		}
+	}
+	lastBody := SendBody(wire.NamedID("s"), wire.NamedID("t"), part, Batch(t, 100, Payloads(3, 100, "last")...))
+	lastHeader := c.SendHeader(wire.OpSendMessages)
+	if f := c.Do(lastHeader, lastBody); f.Reply.Status != 0 {
+		t.Fatalf("last send: %v", f)
+	}
+	want := clusterPoll(t, c, 0)
+	if want.Count != 53 {
+		t.Fatalf("leader holds %d messages, want 53", want.Count)
+	}
+	for i := 1; i < 3; i++ {
+		f := tc.nodes[i].Dial(t)
+		f.LoginRoot()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			got := clusterPoll(t, f, 0)
+			if got.Count == want.Count {
+				if string(got.Records) != string(want.Records) {
+					t.Fatalf("follower %d stores other bytes than the leader", i)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("follower %d holds %d messages, want %d", i, got.Count, want.Count)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if r := f.SendMessages(lastBody); r.Reply.Status != wire.ErrTransientNotAccepted.Code {
+			t.Fatalf("send on follower %d answered %v, want status 58", i, r)
+		}
+	}
+
+	tc.nodes[0].Stop()
+	tc.nodes[0] = nil
+	leader := tc.waitAnyLeader(t)
+	r := tc.nodes[leader].Dial(t)
+	r.ID = c.ID
+	r.LoginRoot()
+	lastHeader.Session = r.Session
+	var retried Frame
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		// Partition leadership follows the metadata leader; until it has
+		// moved the node answers 58.
+		retried = r.Do(lastHeader, lastBody)
+		if retried.Reply.Status != wire.ErrTransientNotAccepted.Code || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if retried.Reply.Status != 0 {
+		t.Fatalf("retried send on the new leader: %v", retried)
+	}
+	r.Next = lastHeader.Request + 1
+	conf := r.MustSend(wire.NamedID("s"), wire.NamedID("t"), part, Batch(t, 200, Payloads(2, 100, "after")...))
+	if conf.BaseOffset != 53 {
+		t.Fatalf("send after failover stored at %d, want 53", conf.BaseOffset)
+	}
+	if got := clusterPoll(t, r, 0); got.Count != 55 {
+		t.Fatalf("new leader holds %d messages after the retry and one more send, want 55", got.Count)
+	}
+}

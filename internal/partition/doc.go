@@ -70,6 +70,34 @@
 // Plane.KeyError makes the broker refuse to start. See encrypt.go and
 // docs/ENCRYPTION.md.
 //
+// # Cluster mode
+//
+// With Options.Replicator set, every partition is one raft group on the
+// replication host, id GroupID(topic, partition) = incarnation<<24 |
+// partition id (cluster*.go, docs/CLUSTER.md §6). catalog.Data calls may
+// run on the host's loop, so group creation (CreatePartitions), removal
+// (DeletePartitions, DeleteTopic) and purge proposals are queued to one
+// worker goroutine and run in order; nothing the plane calls from the
+// loop (ApplyReplicated, SnapshotReplicated, RestoreReplicated, the
+// Prepare hook and the wrapped log storage) blocks on the host.
+//
+// Writes are accepted by the group's leader only (58 elsewhere). The
+// leader proposes a small header plus the batch as received; the group's
+// Prepare hook stamps it on the loop, in log order, from the stamping
+// tail (the end of the last batch in the raft log, committed or not,
+// tracked by wrapping the log storage), so offsets never depend on apply
+// timing and every replica stores the same bytes. Apply, on every node in
+// commit order, stores the stamped record unchanged
+// (storage.Partition.AppendStamped), updates the duplicate window and
+// hands the result to the proposing handler by nonce. A retry of a
+// committed request on a new leader is therefore an empty success, never
+// a second append; a retry whose earlier copy is still unapplied in the
+// log is answered 57 until that copy's fate is known. Consumer offsets go
+// through the group too; purge is a log entry (cluster_purge.go);
+// retention and DELETE_SEGMENTS stay local (they never change offsets).
+// Snapshots carry only the partition's position (cluster_snapshot.go: no
+// segment transfer).
+//
 // # Error choices
 //
 // Where the specification leaves a choice, this package answers:

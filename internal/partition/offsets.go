@@ -92,6 +92,15 @@ func (p *Plane) storeOffset(x *dispatch.Exchange) {
 		return
 	}
 	part := t.part
+	if p.cl != nil {
+		p.offsetCluster(x, t, req.Ack, entry{kind: entryOffsetStore, consumer: t.kind, id: t.id, offset: req.Offset}, func() uint32 {
+			if first, next := part.log.Bounds(); first == next || req.Offset >= next {
+				return wire.ErrInvalidOffset.Code
+			}
+			return 0
+		})
+		return
+	}
 	p.offsetWrite(x, part, req.Ack, func() uint32 {
 		first, next := part.log.Bounds()
 		if first == next || req.Offset >= next {
@@ -145,6 +154,20 @@ func (p *Plane) deleteOffset(x *dispatch.Exchange) {
 		return
 	}
 	part := t.part
+	if p.cl != nil {
+		var check func() uint32
+		if req.Ack == wire.AckNone {
+			// Answered before the apply: the leader's state decides.
+			check = func() uint32 {
+				if _, ok := part.log.Offsets().Get(t.kind, t.id); !ok {
+					return wire.ErrConsumerOffsetNotFound.Code
+				}
+				return 0
+			}
+		}
+		p.offsetCluster(x, t, req.Ack, entry{kind: entryOffsetDelete, consumer: t.kind, id: t.id}, check)
+		return
+	}
 	p.offsetWrite(x, part, req.Ack, func() uint32 {
 		ok, err := part.log.Offsets().Delete(t.kind, t.id)
 		switch {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/encryption"
+	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
@@ -58,6 +59,13 @@ type Options struct {
 	// Cipher encrypts messages at rest (system.encryption); nil disables
 	// it. See encrypt.go.
 	Cipher *encryption.Cipher
+	// Replicator, when set, puts the plane in cluster mode: every
+	// partition is a raft group on it (cluster*.go). nil is single node.
+	Replicator Replicator
+	// LogStorage opens the raft log of a partition group in dir
+	// (<partition dir>/raft); nil keeps the logs in memory
+	// (replication.NewMemoryLog). Cluster mode only.
+	LogStorage func(dir string) (replication.LogStorage, error)
 }
 
 // Plane is the partition plane. It is safe for concurrent use.
@@ -71,6 +79,9 @@ type Plane struct {
 	topics map[uint64]*topic // by incarnation; guarded by mu
 	closed bool              // guarded by mu
 	enc    planeCrypt        // encrypt.go
+
+	// cl is the cluster-mode state; nil in single-node mode.
+	cl *cluster
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -142,6 +153,10 @@ func New(opts Options) (*Plane, error) {
 		opts.RetentionInterval = DefaultRetentionInterval
 	}
 	p := &Plane{opts: opts, log: opts.Logger, topics: map[uint64]*topic{}, stop: make(chan struct{})}
+	if opts.Replicator != nil {
+		p.cl = newCluster(opts.Replicator, opts.Clock())
+		p.cl.ops.init()
+	}
 	if opts.RetentionInterval > 0 {
 		p.wg.Add(1)
 		go p.retentionLoop(opts.RetentionInterval)
@@ -235,6 +250,9 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 		delete(tp.unopened, id)
 		part.log = log
 		tp.parts[id] = part
+		if p.cl != nil {
+			p.addReplica(tp.ref, part)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -242,6 +260,9 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 // DeletePartitions implements catalog.Data: it closes the partitions and
 // removes their data and offsets.
 func (p *Plane) DeletePartitions(t catalog.TopicRef, ids []uint32) error {
+	if p.cl != nil {
+		p.dropReplicas(t, ids)
+	}
 	p.mu.Lock()
 	tp := p.topics[t.Incarnation]
 	var victims []*partition
@@ -280,6 +301,13 @@ func (p *Plane) DeleteTopic(t catalog.TopicRef) error {
 	delete(p.topics, t.Incarnation)
 	p.mu.Unlock()
 	if tp != nil {
+		if p.cl != nil {
+			ids := make([]uint32, 0, len(tp.parts))
+			for id := range tp.parts {
+				ids = append(ids, id)
+			}
+			p.dropReplicas(t, ids)
+		}
 		for _, part := range tp.parts {
 			if part.log != nil {
 				if err := part.log.Close(); err != nil && !errors.Is(err, storage.ErrClosed) {
@@ -304,8 +332,13 @@ func (p *Plane) removeIfEmpty(dir string) {
 }
 
 // PurgeTopic implements catalog.Data: every partition of the topic loses
-// its messages and consumer offsets; offsets restart at 0.
+// its messages and consumer offsets; offsets restart at 0. In cluster mode
+// the purge goes through each partition's raft log (cluster_purge.go).
 func (p *Plane) PurgeTopic(t catalog.TopicRef) error {
+	if p.cl != nil {
+		p.purgeCluster(t)
+		return nil
+	}
 	var errs []error
 	for _, part := range p.topicParts(t) {
 		if part.log == nil {
@@ -431,6 +464,9 @@ func (p *Plane) Close() error {
 	p.mu.Unlock()
 	close(p.stop)
 	p.wg.Wait()
+	if p.cl != nil {
+		p.cl.ops.close()
+	}
 	var errs []error
 	for _, tp := range topics {
 		for _, part := range tp.parts {

@@ -195,7 +195,7 @@ func (p *Plane) poll(x *dispatch.Exchange) {
 			return
 		}
 	}
-	if req.AutoCommit {
+	if req.AutoCommit && (p.cl == nil || !p.autoCommitCluster(t, last)) {
 		if _, err := part.log.Offsets().Advance(t.kind, t.id, last); err != nil {
 			p.log.Warn("auto-commit failed", "dir", part.dir, "err", err)
 		} else if group {

@@ -123,6 +123,10 @@ func (p *Plane) send(x *dispatch.Exchange) {
 	rec := batch.Bytes()
 	hash := xxh3.Hash(x.Body[:len(x.Body)-len(rec)+wire.BatchHeaderSize])
 	key := windowKey{client: client, request: x.Header.Request, hash: hash}
+	if p.cl != nil {
+		p.sendCluster(x, ref.StreamID, ref.TopicID, pid, GroupID(ref, pid), part, rec, batch.MessageCount(), key)
+		return
+	}
 	if !part.begin(key) {
 		x.Reply(binary.LittleEndian.AppendUint32(x.Scratch(), 0))
 		return
@@ -168,6 +172,14 @@ func (part *partition) begin(key windowKey) bool {
 	}
 	part.inflight[key] = struct{}{}
 	return true
+}
+
+// inWindow reports whether key is a committed request of the duplicate
+// window (cluster mode: checked again on the loop right before proposing).
+func (part *partition) inWindow(key windowKey) bool {
+	part.winMu.Lock()
+	defer part.winMu.Unlock()
+	return part.window.Check(key.client, key.request, key.hash) != session.PartitionNew
 }
 
 // end records the outcome of a request begun with begin: committed

@@ -126,6 +126,13 @@ func (p *Partition) nowMicros() uint64 {
 // yields the previous record's timestamp, which keeps lookup by timestamp a
 // binary search.
 func (p *Partition) Append(rec []byte, count uint32) (AppendResult, error) {
+	return p.write(rec, count, false, 0, 0)
+}
+
+// write is Append (stamped false: the record gets the next offset and the
+// server time) and AppendStamped (stamped true: rec already carries base
+// and ts, which must continue the log).
+func (p *Partition) write(rec []byte, count uint32, stamped bool, base, ts uint64) (AppendResult, error) {
 	if len(rec) == 0 || count == 0 {
 		return AppendResult{}, ErrEmptyRecord
 	}
@@ -138,9 +145,17 @@ func (p *Partition) Append(rec []byte, count uint32) (AppendResult, error) {
 		return AppendResult{}, err
 	}
 	seg := p.active
-	base := p.next
-	ts := max(p.nowMicros(), p.lastTs)
-	p.format.Stamp(rec, base, ts)
+	if stamped {
+		if base != p.next {
+			next := p.next
+			p.mu.Unlock()
+			return AppendResult{}, fmt.Errorf("%w: record base offset %d, next offset %d", ErrOffsetMismatch, base, next)
+		}
+	} else {
+		base = p.next
+		ts = max(p.nowMicros(), p.lastTs)
+		p.format.Stamp(rec, base, ts)
+	}
 	pos := seg.size
 	seg.reserveAhead(pos+int64(len(rec)), p.opts.SegmentBytes)
 	wstart := p.observeStart()
@@ -160,7 +175,7 @@ func (p *Partition) Append(rec []byte, count uint32) (AppendResult, error) {
 	seg.size += int64(len(rec))
 	p.next = base + uint64(count)
 	seg.end = p.next
-	p.lastTs = ts
+	p.lastTs = max(p.lastTs, ts)
 	p.appended++
 	seq := p.appended
 	flush := false

@@ -1,0 +1,137 @@
+package partition
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/replication"
+)
+
+// Replicator is the partition plane's view of the replication host in
+// cluster mode (*replication.Host provides all but Self and Voters, which
+// the broker adds from the roster). The plane calls the blocking methods
+// (AddGroup, RemoveGroup, Propose, WaitFor) only from its own goroutines
+// or request handlers, never from the host's loop.
+type Replicator interface {
+	// Self is this node's replica id.
+	Self() replication.NodeID
+	// Voters are the roster's replica ids (the voters of a new group).
+	Voters() []replication.NodeID
+	AddGroup(ctx context.Context, id replication.GroupID, opts replication.GroupOptions) error
+	RemoveGroup(ctx context.Context, id replication.GroupID) error
+	Propose(ctx context.Context, id replication.GroupID, data []byte) (uint64, error)
+	Leader(id replication.GroupID) (replication.NodeID, bool)
+	WaitFor(ctx context.Context, id replication.GroupID, cond func(replication.View) bool) (replication.View, error)
+}
+
+// groupPartitionBits is the width of the partition id in a GroupID.
+const groupPartitionBits = 24
+
+// GroupID is the raft group of one partition: the topic incarnation (the
+// metadata log position of its CreateTopic, identical on every node)
+// shifted left by 24 bits, or'ed with the partition id. It is never the
+// metadata group (0) for a real topic: incarnations start at 1. Partition
+// ids must stay below 2^24 and incarnations below 2^40, far beyond what
+// the metadata plane creates.
+func GroupID(ref catalog.TopicRef, partition uint32) replication.GroupID {
+	return replication.GroupID(ref.Incarnation<<groupPartitionBits | uint64(partition&(1<<groupPartitionBits-1)))
+}
+
+// cluster is the plane's cluster-mode state (nil in single-node mode).
+type cluster struct {
+	r Replicator
+
+	mu     sync.Mutex
+	groups map[replication.GroupID]*replica // guarded by mu
+	// waiters are the handlers of this node waiting for their entry's
+	// apply, by nonce; guarded by mu.
+	waiters map[uint64]chan applyResult
+
+	nonce atomic.Uint64
+	ops   opQueue
+}
+
+// replica is one partition replicated by a raft group.
+type replica struct {
+	group replication.GroupID
+	ref   catalog.TopicRef
+	part  *partition
+	// halted is set when apply met a hole (a batch beyond the next
+	// offset): the partition takes no more replicated writes.
+	halted atomic.Bool
+	// purgedAt is the raft index of the last purge applied (purge.go):
+	// entries at or below it are not re-applied after a restart. Only
+	// the host's loop touches it after the group was added.
+	purgedAt uint64
+	// store is the group's log, set by the lifecycle worker before
+	// AddGroup and closed by it after RemoveGroup.
+	store replication.LogStorage
+	// stamp is the wrapped log (cluster_stamp.go), set like store.
+	stamp *stampLog
+}
+
+// applyResult is what apply tells the waiting handler.
+type applyResult struct {
+	base uint64
+	// code is the status to answer (0: success).
+	code uint32
+	// dup: the request was found committed right before proposing; it
+	// gets the duplicate window's answer.
+	dup bool
+}
+
+// newCluster returns the cluster state. Nonces start at the current time
+// in nanoseconds, so entries proposed before a restart and replayed after
+// it never match a waiter of the new process.
+func newCluster(r Replicator, now time.Time) *cluster {
+	cl := &cluster{r: r, groups: map[replication.GroupID]*replica{}, waiters: map[uint64]chan applyResult{}}
+	cl.nonce.Store(uint64(max(now.UnixNano(), 1)))
+	return cl
+}
+
+// replicaOf returns the replica of group g, or nil.
+func (cl *cluster) replicaOf(g replication.GroupID) *replica {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.groups[g]
+}
+
+// wait registers a waiter and returns its nonce and channel.
+func (cl *cluster) wait() (uint64, chan applyResult) {
+	n := cl.nonce.Add(1)
+	ch := make(chan applyResult, 1)
+	cl.mu.Lock()
+	cl.waiters[n] = ch
+	cl.mu.Unlock()
+	return n, ch
+}
+
+// forget drops a waiter (the handler stopped waiting).
+func (cl *cluster) forget(nonce uint64) {
+	cl.mu.Lock()
+	delete(cl.waiters, nonce)
+	cl.mu.Unlock()
+}
+
+// deliver hands r to the local handler that proposed e, if it waits.
+func (cl *cluster) deliver(e *entry, r applyResult) {
+	if e.origin != uint32(cl.r.Self()) || e.nonce == 0 {
+		return
+	}
+	cl.mu.Lock()
+	ch := cl.waiters[e.nonce]
+	delete(cl.waiters, e.nonce)
+	cl.mu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+}
+
+// leads reports whether this node is known to lead group g now.
+func (cl *cluster) leads(g replication.GroupID) bool {
+	l, ok := cl.r.Leader(g)
+	return ok && l == cl.r.Self()
+}

@@ -1,0 +1,138 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/iggo-dev/iggo/internal/encryption"
+	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// ApplyReplicated applies one committed entry of a partition group (the
+// broker's StateMachine routes every group but replication.MetadataGroup
+// here). It runs on the replication host's loop, on every node, in commit
+// order, and is idempotent: a batch whose base offset is below the
+// partition's next offset is already stored (a restart replays the log
+// from its first index) and is skipped, but its request still enters the
+// duplicate window; a batch beyond the next offset is a hole, logged as an
+// error, and stops replicated writes to the partition (never stored out
+// of order). The stamped bytes are stored unchanged (sealed first on an
+// encrypted partition, so each node encrypts with its own nonces).
+// e.Data is never modified.
+func (p *Plane) ApplyReplicated(g replication.GroupID, e replication.Entry) {
+	cl := p.cl
+	if cl == nil {
+		return
+	}
+	rep := cl.replicaOf(g)
+	if rep == nil {
+		p.log.Debug("entry for a partition group that is not open here", "group", uint64(g), "index", e.Index)
+		return
+	}
+	if rep.stamp != nil {
+		rep.stamp.applied(e.Index, e.Data)
+	}
+	ent, err := decodeEntry(e.Data)
+	if err != nil {
+		p.log.Error("partition raft entry does not decode; skipped", "group", uint64(g), "index", e.Index, "err", err)
+		return
+	}
+	if e.Index <= rep.purgedAt {
+		return // before the last purge applied here: its effect is gone
+	}
+	part := rep.part
+	var res applyResult
+	switch {
+	case part.log == nil || rep.halted.Load():
+		res.code = wire.ErrCannotAppendMessage.Code
+	case ent.kind == entrySend:
+		res = p.applySend(rep, &ent, e.Index)
+	case ent.kind == entryPurge:
+		res = p.applyPurge(rep, e.Index)
+	default:
+		res = p.applyOffset(part, &ent)
+	}
+	if res.code == 0 && ent.windowed {
+		part.winMu.Lock()
+		part.window.Commit(ent.key.client, ent.key.request, ent.key.hash)
+		part.winMu.Unlock()
+	}
+	cl.deliver(&ent, res)
+}
+
+// applySend stores one stamped batch (see ApplyReplicated).
+func (p *Plane) applySend(rep *replica, e *entry, index uint64) applyResult {
+	part := rep.part
+	next, _ := part.log.Tail()
+	switch {
+	case e.base < next:
+		return applyResult{base: e.base} // stored before a restart
+	case e.base > next:
+		rep.halted.Store(true)
+		p.log.Error("partition stopped: a replicated batch does not continue its log",
+			"dir", part.dir, "group", uint64(rep.group), "index", index, "base_offset", e.base, "next_offset", next)
+		return applyResult{code: wire.ErrCannotAppendMessage.Code}
+	}
+	_, err := p.appendStamped(part, e)
+	part.traffic.in(err, e.count, len(e.rec))
+	if err != nil {
+		p.log.Warn("replicated append failed", "dir", part.dir, "index", index, "err", err)
+		if errors.Is(err, storage.ErrRecordTooLarge) || errors.Is(err, storage.ErrEmptyRecord) {
+			return applyResult{code: wire.ErrInvalidCommand.Code}
+		}
+		return applyResult{code: wire.ErrCannotAppendMessage.Code}
+	}
+	return applyResult{base: e.base}
+}
+
+// appendStamped stores e's record as stamped, or sealed and re-checksummed
+// into a pooled buffer on an encrypted partition (e.rec is raft's memory
+// and is not modified).
+func (p *Plane) appendStamped(part *partition, e *entry) (storage.AppendResult, error) {
+	c := part.crypt
+	if c == nil {
+		return part.log.AppendStamped(e.rec, e.count, e.base, e.ts)
+	}
+	buf := c.cipher.GetBuffer()
+	defer c.cipher.PutBuffer(buf)
+	sealed, err := c.cipher.EncryptBatch((*buf)[:0], e.rec)
+	*buf = sealed
+	if err != nil {
+		if errors.Is(err, encryption.ErrLayout) {
+			return storage.AppendResult{}, fmt.Errorf("%w: %w", storage.ErrRecordTooLarge, err)
+		}
+		return storage.AppendResult{}, err
+	}
+	v, _, err := wire.ParseBatch(sealed)
+	if err != nil {
+		return storage.AppendResult{}, fmt.Errorf("sealed batch: %w", err)
+	}
+	v.Stamp(uint64(part.id), e.base, e.ts)
+	return part.log.AppendStamped(sealed, e.count, e.base, e.ts)
+}
+
+// applyOffset applies a consumer-offset store, advance (auto-commit) or
+// delete with the partition's offset storage.
+func (p *Plane) applyOffset(part *partition, e *entry) applyResult {
+	offs := part.log.Offsets()
+	var err error
+	switch e.kind {
+	case entryOffsetStore:
+		err = offs.Store(e.consumer, e.id, e.offset)
+	case entryOffsetAdvance:
+		_, err = offs.Advance(e.consumer, e.id, e.offset)
+	case entryOffsetDelete:
+		var ok bool
+		ok, err = offs.Delete(e.consumer, e.id)
+		if err == nil && !ok {
+			return applyResult{code: wire.ErrConsumerOffsetNotFound.Code}
+		}
+	}
+	if err != nil {
+		p.log.Warn("replicated consumer offset write failed", "dir", part.dir, "err", err)
+		return applyResult{code: wire.ErrCannotAppendMessage.Code}
+	}
+	return applyResult{}
+}

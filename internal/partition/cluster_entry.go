@@ -1,0 +1,187 @@
+package partition
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// A partition group's log entry (cluster mode) is a fixed header followed,
+// for a send, by the stamped batch record exactly as every replica stores
+// it. All integers are little endian:
+//
+//	0  u8   kind (entrySend, entryOffsetStore, entryOffsetAdvance,
+//	        entryOffsetDelete, entryPurge)
+//	1  u8   version (1)
+//	2  u8   flags (flagWindowed: the request enters the duplicate window)
+//	3  u8   reserved (0)
+//	4  u32  origin: replica id of the node that proposed it
+//	8  u64  nonce: the origin's id for its waiting handler
+//	16 u128 client id (lo, hi)
+//	32 u64  request number
+//	40 u64  window hash (the body hash of the duplicate window)
+//	48      kind-specific part:
+//	        send:    u32 message count, u32 reserved, u64 base offset,
+//	                 u64 base timestamp, then the batch record
+//	        offsets: u8 consumer kind, 3 reserved, u32 consumer id,
+//	                 u64 offset
+//	        purge:   nothing
+//
+// The base offset and timestamp of a send are written by the leader's
+// Prepare hook (stamp.go) in the header and in the batch itself.
+const (
+	entrySend          = 1
+	entryOffsetStore   = 2
+	entryOffsetAdvance = 3
+	entryOffsetDelete  = 4
+	entryPurge         = 5
+
+	entryVersion = 1
+	flagWindowed = 1
+
+	entryCommonLen = 48
+	entrySendLen   = entryCommonLen + 24 // header before the batch record
+	entryOffsetLen = entryCommonLen + 16
+
+	offSendCount = entryCommonLen
+	offSendBase  = entryCommonLen + 8
+	offSendTs    = entryCommonLen + 16
+)
+
+// errBadEntry is a partition log entry that does not decode.
+var errBadEntry = errors.New("partition: malformed replicated entry")
+
+// entry is a decoded partition log entry. rec aliases the entry data.
+type entry struct {
+	kind     uint8
+	windowed bool
+	origin   uint32
+	nonce    uint64
+	key      windowKey
+
+	// send
+	count    uint32
+	base, ts uint64
+	rec      []byte
+
+	// offsets
+	consumer storage.ConsumerKind
+	id       uint32
+	offset   uint64
+}
+
+// appendCommon writes the common header.
+func (e *entry) appendCommon(dst []byte) []byte {
+	var flags uint8
+	if e.windowed {
+		flags = flagWindowed
+	}
+	dst = append(dst, e.kind, entryVersion, flags, 0)
+	dst = binary.LittleEndian.AppendUint32(dst, e.origin)
+	dst = binary.LittleEndian.AppendUint64(dst, e.nonce)
+	dst = binary.LittleEndian.AppendUint64(dst, e.key.client.Lo)
+	dst = binary.LittleEndian.AppendUint64(dst, e.key.client.Hi)
+	dst = binary.LittleEndian.AppendUint64(dst, e.key.request)
+	return binary.LittleEndian.AppendUint64(dst, e.key.hash)
+}
+
+// encode returns a fresh slice holding the entry (raft keeps it).
+func (e *entry) encode() []byte {
+	switch e.kind {
+	case entrySend:
+		out := make([]byte, 0, entrySendLen+len(e.rec))
+		out = e.appendCommon(out)
+		out = binary.LittleEndian.AppendUint32(out, e.count)
+		out = binary.LittleEndian.AppendUint32(out, 0)
+		out = binary.LittleEndian.AppendUint64(out, e.base)
+		out = binary.LittleEndian.AppendUint64(out, e.ts)
+		return append(out, e.rec...)
+	case entryOffsetStore, entryOffsetAdvance, entryOffsetDelete:
+		out := make([]byte, 0, entryOffsetLen)
+		out = e.appendCommon(out)
+		out = append(out, uint8(e.consumer), 0, 0, 0)
+		out = binary.LittleEndian.AppendUint32(out, e.id)
+		return binary.LittleEndian.AppendUint64(out, e.offset)
+	default:
+		return e.appendCommon(make([]byte, 0, entryCommonLen))
+	}
+}
+
+// decodeEntry parses b; e.rec aliases b.
+func decodeEntry(b []byte) (entry, error) {
+	var e entry
+	if len(b) < entryCommonLen || b[1] != entryVersion {
+		return e, fmt.Errorf("%w: %d bytes", errBadEntry, len(b))
+	}
+	e.kind = b[0]
+	e.windowed = b[2]&flagWindowed != 0
+	e.origin = binary.LittleEndian.Uint32(b[4:])
+	e.nonce = binary.LittleEndian.Uint64(b[8:])
+	e.key.client = wire.Uint128{Lo: binary.LittleEndian.Uint64(b[16:]), Hi: binary.LittleEndian.Uint64(b[24:])}
+	e.key.request = binary.LittleEndian.Uint64(b[32:])
+	e.key.hash = binary.LittleEndian.Uint64(b[40:])
+	switch e.kind {
+	case entrySend:
+		if len(b) < entrySendLen+wire.BatchHeaderSize {
+			return e, fmt.Errorf("%w: send of %d bytes", errBadEntry, len(b))
+		}
+		e.count = binary.LittleEndian.Uint32(b[offSendCount:])
+		e.base = binary.LittleEndian.Uint64(b[offSendBase:])
+		e.ts = binary.LittleEndian.Uint64(b[offSendTs:])
+		e.rec = b[entrySendLen:]
+	case entryOffsetStore, entryOffsetAdvance, entryOffsetDelete:
+		if len(b) != entryOffsetLen {
+			return e, fmt.Errorf("%w: offset entry of %d bytes", errBadEntry, len(b))
+		}
+		e.consumer = storage.ConsumerKind(b[entryCommonLen])
+		e.id = binary.LittleEndian.Uint32(b[entryCommonLen+4:])
+		e.offset = binary.LittleEndian.Uint64(b[entryCommonLen+8:])
+	case entryPurge:
+	default:
+		return e, fmt.Errorf("%w: kind %d", errBadEntry, e.kind)
+	}
+	return e, nil
+}
+
+// entryMark is what a log entry means for the stamping tail: a batch
+// (ends at base+count), a purge (the tail restarts at 0), or neither.
+type entryMark uint8
+
+const (
+	markNone entryMark = iota
+	markBatch
+	markPurge
+)
+
+// markOf classifies raw entry data without a full decode.
+func markOf(b []byte) (m entryMark, end, ts uint64) {
+	if len(b) < entryCommonLen || b[1] != entryVersion {
+		return markNone, 0, 0
+	}
+	switch b[0] {
+	case entrySend:
+		if len(b) < entrySendLen {
+			return markNone, 0, 0
+		}
+		base := binary.LittleEndian.Uint64(b[offSendBase:])
+		return markBatch, base + uint64(binary.LittleEndian.Uint32(b[offSendCount:])), binary.LittleEndian.Uint64(b[offSendTs:])
+	case entryPurge:
+		return markPurge, 0, 0
+	}
+	return markNone, 0, 0
+}
+
+// windowKeyOf returns the duplicate-window key of a windowed entry.
+func windowKeyOf(b []byte) (windowKey, bool) {
+	if len(b) < entryCommonLen || b[1] != entryVersion || b[2]&flagWindowed == 0 {
+		return windowKey{}, false
+	}
+	return windowKey{
+		client:  wire.Uint128{Lo: binary.LittleEndian.Uint64(b[16:]), Hi: binary.LittleEndian.Uint64(b[24:])},
+		request: binary.LittleEndian.Uint64(b[32:]),
+		hash:    binary.LittleEndian.Uint64(b[40:]),
+	}, true
+}

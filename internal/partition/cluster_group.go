@@ -1,0 +1,118 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/replication"
+)
+
+// raftDirName is the directory of a partition group's raft log inside the
+// partition directory (used by Options.LogStorage).
+const raftDirName = "raft"
+
+// groupOpTimeout bounds one AddGroup or RemoveGroup call.
+const groupOpTimeout = 30 * time.Second
+
+// addReplica registers part as the replica of its raft group and queues
+// the AddGroup (cluster mode; p.mu held by CreatePartitions). Stopped
+// partitions (corrupt data, wrong key) get no group: they take no writes,
+// so this node does not vote for them either; the other replicas keep
+// their quorum with two of three.
+func (p *Plane) addReplica(t catalog.TopicRef, part *partition) {
+	cl := p.cl
+	rep := &replica{group: GroupID(t, part.id), ref: t, part: part}
+	cl.mu.Lock()
+	if _, ok := cl.groups[rep.group]; ok {
+		cl.mu.Unlock()
+		return
+	}
+	cl.groups[rep.group] = rep
+	cl.mu.Unlock()
+	cl.ops.push(func(ctx context.Context) { p.startGroup(ctx, rep) })
+}
+
+// startGroup opens the group's log and adds the group to the host. A
+// group restarted from a durable log re-applies its committed entries
+// from the first index (GroupOptions.Applied = 0); apply is idempotent.
+func (p *Plane) startGroup(ctx context.Context, rep *replica) {
+	if p.cl.replicaOf(rep.group) != rep {
+		return // deleted before it started
+	}
+	log := p.log.With("group", uint64(rep.group), "stream", rep.ref.StreamID, "topic", rep.ref.TopicID, "partition", rep.part.id)
+	st := replication.NewMemoryLog()
+	if p.opts.LogStorage != nil {
+		var err error
+		if st, err = p.opts.LogStorage(raftDir(rep.part.dir)); err != nil {
+			log.Error("partition raft log did not open; the partition is not replicated on this node", "err", err)
+			return
+		}
+	}
+	part := rep.part
+	stamp, err := newStampLog(st, part.id, p.opts.Clock, part.log.Tail, part.inWindow)
+	if err != nil {
+		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
+		closeStorage(st)
+		return
+	}
+	purged, err := readPurgeIndex(part.dir)
+	if err != nil {
+		log.Error("partition purge record unreadable; the partition is not replicated on this node", "err", err)
+		closeStorage(st)
+		return
+	}
+	rep.purgedAt = purged
+	rep.store = st
+	rep.stamp = stamp
+	ctx, cancel := context.WithTimeout(ctx, groupOpTimeout)
+	defer cancel()
+	err = p.cl.r.AddGroup(ctx, rep.group, replication.GroupOptions{
+		Voters:  p.cl.r.Voters(),
+		Storage: stamp,
+		Prepare: stamp.prepare,
+	})
+	if err != nil && !errors.Is(err, replication.ErrGroupExists) {
+		log.Error("add partition raft group", "err", err)
+		closeStorage(st)
+	}
+}
+
+// dropReplicas unregisters the groups of the given partitions at once
+// (apply ignores them from now on) and queues their RemoveGroup.
+func (p *Plane) dropReplicas(t catalog.TopicRef, ids []uint32) {
+	cl := p.cl
+	for _, id := range ids {
+		g := GroupID(t, id)
+		cl.mu.Lock()
+		rep := cl.groups[g]
+		delete(cl.groups, g)
+		cl.mu.Unlock()
+		if rep == nil {
+			continue
+		}
+		cl.ops.push(func(ctx context.Context) {
+			ctx, cancel := context.WithTimeout(ctx, groupOpTimeout)
+			defer cancel()
+			if err := cl.r.RemoveGroup(ctx, g); err != nil && !errors.Is(err, replication.ErrUnknownGroup) {
+				p.log.Warn("remove partition raft group", "group", uint64(g), "err", err)
+			}
+			if rep.store != nil {
+				closeStorage(rep.store)
+			}
+		})
+	}
+}
+
+// closeStorage closes a log storage that holds files.
+func closeStorage(st replication.LogStorage) {
+	if c, ok := st.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+// raftDir is the raft log directory of a partition directory.
+func raftDir(partitionDir string) string { return filepath.Join(partitionDir, raftDirName) }

@@ -1,0 +1,258 @@
+package partition
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// stampLog is a partition group's raft log wrapped to track the stamping
+// tail: the offset the next proposed batch gets (the end of the last batch
+// in the log, committed or not, or 0 after a purge entry) and the
+// timestamp of that batch. The leader's Prepare hook stamps every proposed
+// batch from the tail, so offsets are fixed by log order, never by apply
+// timing, and every replica stores the same bytes.
+//
+// It also tracks the requests in flight in the log: the duplicate-window
+// keys of windowed entries appended (or accepted) but not yet applied.
+// prepare refuses a request whose key is in flight (errInFlight, answered
+// 57: the earlier copy may still commit) or already in the duplicate
+// window (errDuplicate, answered like a duplicate), so a retry after a
+// 57 or a failover never puts a second copy in the log, even when the
+// first is still uncommitted in the new leader's log. Both checks run on
+// the loop, atomic with the apply that moves a key from one to the other.
+//
+// The host calls Append, ApplySnapshot and prepare on its loop only; the
+// mutex makes the start-up computation and tests race-free.
+type stampLog struct {
+	replication.LogStorage
+	pid   uint32
+	clock func() time.Time
+	// stored returns the partition's own next offset and last timestamp,
+	// the tail when the log holds no batch or purge entry.
+	stored func() (next, ts uint64)
+	// committed reports whether a request is in the duplicate window.
+	committed func(windowKey) bool
+
+	mu     sync.Mutex
+	tail   uint64
+	tailTs uint64
+	// inflight maps keys of unapplied windowed entries to their log
+	// index (inflightUnbound until the entry is appended).
+	inflight map[windowKey]uint64
+	// replayTo is the last data entry at or below the commit index stored
+	// when the log was opened; until it has applied again (replayed) the
+	// duplicate window is incomplete and prepare refuses proposals
+	// (errReplaying, answered 58).
+	replayTo uint64
+	replayed bool
+}
+
+// newStampLog wraps st and computes the initial tail: from the last batch
+// or purge entry in the log (a batch ending below the partition's next
+// offset counts as that offset), else the partition's next offset.
+func newStampLog(st replication.LogStorage, pid uint32, clock func() time.Time, stored func() (uint64, uint64), committed func(windowKey) bool) (*stampLog, error) {
+	s := &stampLog{LogStorage: st, pid: pid, clock: clock, stored: stored, committed: committed, inflight: map[windowKey]uint64{}}
+	last, err := st.LastIndex()
+	if err != nil {
+		return nil, fmt.Errorf("partition %d raft log: %w", pid, err)
+	}
+	if err := s.seedInflight(last); err != nil {
+		return nil, err
+	}
+	if err := s.findReplayEnd(); err != nil {
+		return nil, err
+	}
+	next, ts := stored()
+	m, end, mts, err := s.scanBack(last)
+	if err != nil {
+		return nil, err
+	}
+	switch m {
+	case markBatch:
+		s.tail, s.tailTs = max(end, next), max(mts, ts)
+	case markPurge:
+		s.tail, s.tailTs = 0, ts
+	default:
+		s.tail, s.tailTs = next, ts
+	}
+	return s, nil
+}
+
+// scanBackChunk is how many entries scanBack reads per call.
+const scanBackChunk = 256
+
+// scanBack finds the last batch or purge entry at or before index hi.
+func (s *stampLog) scanBack(hi uint64) (entryMark, uint64, uint64, error) {
+	first, err := s.LogStorage.FirstIndex()
+	if err != nil {
+		return markNone, 0, 0, fmt.Errorf("partition %d raft log: %w", s.pid, err)
+	}
+	for hi >= first && hi > 0 {
+		lo := first
+		if hi-first+1 > scanBackChunk {
+			lo = hi - scanBackChunk + 1
+		}
+		ents, err := s.LogStorage.Entries(lo, hi+1, ^uint64(0))
+		if err != nil {
+			return markNone, 0, 0, fmt.Errorf("partition %d raft log entries %d..%d: %w", s.pid, lo, hi, err)
+		}
+		for i := len(ents) - 1; i >= 0; i-- {
+			if ents[i].GetType() != raftpb.EntryNormal {
+				continue
+			}
+			if m, end, ts := markOf(ents[i].GetData()); m != markNone {
+				return m, end, ts, nil
+			}
+		}
+		hi = lo - 1
+	}
+	return markNone, 0, 0, nil
+}
+
+// Append stores entries and moves the tail to the last batch or purge
+// among them. An append that replaced a conflicting suffix and brought no
+// such entry recomputes the tail from the remaining log.
+func (s *stampLog) Append(entries []*raftpb.Entry) error {
+	if len(entries) == 0 {
+		return s.LogStorage.Append(entries)
+	}
+	last, err := s.LogStorage.LastIndex()
+	if err != nil {
+		return err
+	}
+	if err := s.LogStorage.Append(entries); err != nil {
+		return err
+	}
+	if from := entries[0].GetIndex(); from <= last {
+		// A conflicting suffix was replaced: its requests are gone.
+		s.mu.Lock()
+		for k, at := range s.inflight {
+			if at >= from {
+				delete(s.inflight, k)
+			}
+		}
+		s.mu.Unlock()
+	}
+	s.bindInflight(entries)
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].GetType() != raftpb.EntryNormal {
+			continue
+		}
+		if m, end, ts := markOf(entries[i].GetData()); m != markNone {
+			s.setMark(m, end, ts)
+			return nil
+		}
+	}
+	if entries[0].GetIndex() > last {
+		return nil // nothing replaced, no batch appended: tail unchanged
+	}
+	m, end, ts, err := s.scanBack(entries[0].GetIndex() - 1)
+	if err != nil {
+		return err
+	}
+	if m == markNone {
+		next, nts := s.stored()
+		s.setMark(markBatch, next, nts)
+		return nil
+	}
+	s.setMark(m, end, ts)
+	return nil
+}
+
+// ApplySnapshot replaces the log with snap; the tail becomes the
+// snapshot's next offset.
+func (s *stampLog) ApplySnapshot(snap *raftpb.Snapshot) error {
+	if err := s.LogStorage.ApplySnapshot(snap); err != nil {
+		return err
+	}
+	st, err := decodeSnapshot(snap.GetData())
+	if err != nil {
+		return err
+	}
+	s.setMark(markBatch, st.next, st.ts)
+	return nil
+}
+
+func (s *stampLog) setMark(m entryMark, end, ts uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m == markPurge {
+		s.tail = 0
+		return
+	}
+	s.tail = end
+	s.tailTs = max(s.tailTs, ts)
+}
+
+// Tail returns the offset the next proposed batch gets and the last
+// stamped timestamp.
+func (s *stampLog) Tail() (next, ts uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tail, s.tailTs
+}
+
+// prepare is the group's replication.GroupOptions.Prepare hook (on the
+// loop, in log order, leader only): a send is stamped in place with base
+// offset = tail and timestamp = max(now, last stamped timestamp) in the
+// entry header and in the batch (partition id, base offset, base
+// timestamp, batch checksum); accepted advances the tail. A purge's
+// accepted resets the tail to 0. Other entries pass unchanged.
+func (s *stampLog) prepare(data []byte) (func(), error) {
+	if len(data) < entryCommonLen {
+		return func() {}, nil
+	}
+	key, windowed := windowKeyOf(data)
+	s.mu.Lock()
+	replayed := s.replayed
+	s.mu.Unlock()
+	if !replayed {
+		return nil, errReplaying
+	}
+	if windowed {
+		s.mu.Lock()
+		_, busy := s.inflight[key]
+		s.mu.Unlock()
+		switch {
+		case busy:
+			return nil, errInFlight
+		case s.committed != nil && s.committed(key):
+			return nil, errDuplicate
+		}
+	}
+	bind := func() {
+		if windowed {
+			s.mu.Lock()
+			s.inflight[key] = inflightUnbound
+			s.mu.Unlock()
+		}
+	}
+	switch data[0] {
+	case entrySend:
+		if len(data) < entrySendLen+wire.BatchHeaderSize {
+			return nil, fmt.Errorf("%w: send of %d bytes", errBadEntry, len(data))
+		}
+		batch, _, err := wire.ParseBatch(data[entrySendLen:])
+		if err != nil {
+			return nil, fmt.Errorf("stamp batch: %w", err)
+		}
+		count := binary.LittleEndian.Uint32(data[offSendCount:])
+		base, last := s.Tail()
+		now := uint64(max(s.clock().UnixMicro(), 0))
+		ts := max(now, last)
+		binary.LittleEndian.PutUint64(data[offSendBase:], base)
+		binary.LittleEndian.PutUint64(data[offSendTs:], ts)
+		batch.Stamp(uint64(s.pid), base, ts)
+		return func() { bind(); s.setMark(markBatch, base+uint64(count), ts) }, nil
+	case entryPurge:
+		return func() { s.setMark(markPurge, 0, 0) }, nil
+	}
+	return bind, nil
+}

@@ -1,0 +1,30 @@
+package storage
+
+import "errors"
+
+// ErrOffsetMismatch is returned by AppendStamped when the record's base
+// offset is not the partition's next offset.
+var ErrOffsetMismatch = errors.New("storage: stamped record does not continue the log")
+
+// AppendStamped writes rec exactly as given: a record already stamped
+// elsewhere (a replicated batch stamped by the partition's raft leader)
+// with base offset base and timestamp ts. base must equal the next offset
+// (else ErrOffsetMismatch and nothing is written); everything else is as
+// Append: indexing, visibility, flush thresholds, fsync with
+// Options.Fsync and segment roll. rec is neither modified nor retained.
+// A ts below the last record's timestamp is stored as given (the stamper
+// keeps timestamps monotonic); lookups by timestamp stay correct for
+// monotonic input only.
+func (p *Partition) AppendStamped(rec []byte, count uint32, base, ts uint64) (AppendResult, error) {
+	return p.write(rec, count, true, base, ts)
+}
+
+// Tail returns the offset the next record gets and the timestamp of the
+// last record appended (0 for a partition that never held a record; a
+// purge keeps it). Unlike Bounds, next counts records appended but
+// not yet visible (waiting for their fsync).
+func (p *Partition) Tail() (next, lastTs uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.next, p.lastTs
+}
