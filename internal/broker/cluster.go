@@ -109,14 +109,17 @@ func (b *Broker) openCluster() error {
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	raw := transport.ClusterID(b.cfg.Cluster.Name)
-	b.cl = &cluster{
-		node: node, cfg: &b.cfg.Cluster, self: self,
-		id: wire.Uint128{Lo: binary.LittleEndian.Uint64(raw[0:8]), Hi: binary.LittleEndian.Uint64(raw[8:16])},
-	}
+	b.cl = &cluster{node: node, cfg: &b.cfg.Cluster, self: self, id: clusterID(b.cfg.Cluster.Name)}
 	b.log.Info("cluster node started", "cluster", b.cfg.Cluster.Name, "replica_id", self.ReplicaID, "name", self.Name,
 		"replica_address", net.JoinHostPort(self.IP, strconv.Itoa(int(self.Ports.TCPReplica))), "nodes", len(b.cfg.Cluster.Nodes))
 	return nil
+}
+
+// clusterID is the header's cluster field: the replica handshake's
+// cluster id (the first 16 bytes of BLAKE3(name)) as a little-endian u128.
+func clusterID(name string) wire.Uint128 {
+	raw := transport.ClusterID(name)
+	return wire.Uint128{Lo: binary.LittleEndian.Uint64(raw[0:8]), Hi: binary.LittleEndian.Uint64(raw[8:16])}
 }
 
 // voters are the replica ids of the roster.

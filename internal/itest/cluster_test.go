@@ -380,9 +380,17 @@ func TestClusterMessages(t *testing.T) {
 	if retried.Reply.Status != 0 {
 		t.Fatalf("retried send on the new leader: %v", retried)
 	}
+
 	r.Next = lastHeader.Request + 1
-	conf := r.MustSend(wire.NamedID("s"), wire.NamedID("t"), part, Batch(t, 200, Payloads(2, 100, "after")...))
-	if conf.BaseOffset != 53 {
+	sent := r.SendMessages(SendBody(wire.NamedID("s"), wire.NamedID("t"), part, Batch(t, 200, Payloads(2, 100, "after")...)))
+	if h := sent.Reply; h.Status != 0 || h.Cluster.IsZero() || h.View == 0 || h.Op == 0 || h.Commit != h.Op || int(h.Replica) != leader {
+		t.Errorf("committed send reply header: status %d cluster %v view %d replica %d op %d commit %d", h.Status, h.Cluster, h.View, h.Replica, h.Op, h.Commit)
+	}
+	var rep wire.SendMessagesReply
+	if err := rep.Decode(sent.Body); err != nil || len(rep.Confirmations) != 1 {
+		t.Fatalf("send reply: %v", err)
+	}
+	if conf := rep.Confirmations[0]; conf.BaseOffset != 53 {
 		t.Fatalf("send after failover stored at %d, want 53", conf.BaseOffset)
 	}
 	if got := clusterPoll(t, r, 0); got.Count != 55 {

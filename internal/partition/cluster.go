@@ -81,6 +81,9 @@ type applyResult struct {
 	// dup: the request was found committed right before proposing; it
 	// gets the duplicate window's answer.
 	dup bool
+	// index and term are the entry's raft position (the committed reply
+	// header's op and view).
+	index, term uint64
 }
 
 // newCluster returns the cluster state. Nonces start at the current time

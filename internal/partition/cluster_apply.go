@@ -59,6 +59,7 @@ func (p *Plane) ApplyReplicated(g replication.GroupID, e replication.Entry) {
 		part.window.Commit(ent.key.client, ent.key.request, ent.key.hash)
 		part.winMu.Unlock()
 	}
+	res.index, res.term = e.Index, e.Term
 	cl.deliver(&ent, res)
 }
 

@@ -153,6 +153,13 @@ func (p *Plane) sendCluster(x *dispatch.Exchange, streamID, topicID, pid uint32,
 	out = binary.LittleEndian.AppendUint32(out, pid)
 	out = binary.LittleEndian.AppendUint64(out, res.base)
 	x.Reply(out)
+	p.markCommitted(x, res)
+}
+
+// markCommitted puts the committed entry's cluster id, view (raft term),
+// replica and op (raft index) into the reply header.
+func (p *Plane) markCommitted(x *dispatch.Exchange, res applyResult) {
+	x.MarkCommitted(p.opts.ClusterID, uint32(res.term), uint8(p.cl.r.Self()), res.index)
 }
 
 // offsetCluster replicates a STORE/DELETE_CONSUMER_OFFSET (e carries the
@@ -206,6 +213,9 @@ func (p *Plane) offsetCluster(x *dispatch.Exchange, t target, ack wire.OffsetAck
 		p.catalog().GroupCommitted(t.ref, t.id, t.client, part.id, e.offset)
 	}
 	p.answerWrite(x, res.code)
+	if res.code == 0 {
+		p.markCommitted(x, res)
+	}
 }
 
 // autoCommitCluster handles a poll's auto-commit in cluster mode: the

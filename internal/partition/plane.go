@@ -66,6 +66,9 @@ type Options struct {
 	// (<partition dir>/raft); nil keeps the logs in memory
 	// (replication.NewMemoryLog). Cluster mode only.
 	LogStorage func(dir string) (replication.LogStorage, error)
+	// ClusterID is the header's cluster field of committed replies in
+	// cluster mode.
+	ClusterID wire.Uint128
 }
 
 // Plane is the partition plane. It is safe for concurrent use.
