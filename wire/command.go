@@ -199,7 +199,7 @@ func LookupCommand(code Command) (CommandInfo, bool) {
 			hi = m
 		}
 	}
-	return CommandInfo{}, false
+	return lookupExtension(code)
 }
 
 // CommandForOperation returns the command a replicated request operation

@@ -41,6 +41,15 @@ var AllGlobal = GlobalPermissions{
 	PollMessages: true, SendMessages: true,
 }
 
+// CanManageServers reports the manage_servers permission (always true for
+// the root user). It guards the cluster administration commands.
+func (u *User) CanManageServers() bool {
+	if u.ID == RootUserID {
+		return true
+	}
+	return u.Permissions != nil && u.Permissions.Global.ManageServers
+}
+
 // CanReadServers reports the server_info rule (semantics.md §2.4):
 // manage_servers or read_servers, always true for the root user. It guards
 // GET_STATS, GET_CLIENTS, GET_CLIENT and GET_SNAPSHOT_FILE.

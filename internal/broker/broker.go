@@ -173,8 +173,9 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	}()
 	var repl metadata.Replicator
 	var clusterID wire.Uint128
+	var onRoster func([]byte)
 	if b.cl != nil {
-		repl, clusterID = metadataReplicator{b}, b.cl.id
+		repl, clusterID, onRoster = metadataReplicator{b}, b.cl.id, b.applyRoster
 	}
 	meta, err := metadata.Open(metadata.Config{
 		Dir:                filepath.Join(cfg.System.Path, MetadataDir),
@@ -189,6 +190,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		After:              o.after,
 		Replicator:         repl,
 		ClusterID:          clusterID,
+		OnRoster:           onRoster,
 		Root: func() (string, string, error) {
 			// Read only on first start: once metadata exists the stored
 			// root wins (semantics.md §2.1).
@@ -241,6 +243,9 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	b.disp = dispatch.New(b.sessions, meta, dopts)
 	meta.Register(b.disp, sys)
 	b.parts.Register(b.disp)
+	if b.cl != nil {
+		b.registerClusterAdmin()
+	}
 	if b.opts.topics != nil {
 		b.parts.SetTopics(b.opts.topics(b.parts))
 	} else {

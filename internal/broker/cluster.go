@@ -42,6 +42,11 @@ type cluster struct {
 	logs raftLogs
 	// compacted is the index the metadata log was last compacted at.
 	compacted atomic.Uint64
+	// roster is the live roster (cluster_roster.go).
+	roster liveRoster
+	// liveApply is set while a metadata entry applies on the loop
+	// (partitionVoters).
+	liveApply atomic.Bool
 }
 
 // clusterEnabled reports whether the broker runs as a cluster member.
@@ -110,6 +115,7 @@ func (b *Broker) openCluster() error {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	b.cl = &cluster{node: node, cfg: &b.cfg.Cluster, self: self, id: clusterID(b.cfg.Cluster.Name)}
+	b.cl.roster.set(b.cfg.Cluster.Nodes)
 	b.log.Info("cluster node started", "cluster", b.cfg.Cluster.Name, "replica_id", self.ReplicaID, "name", self.Name,
 		"replica_address", net.JoinHostPort(self.IP, strconv.Itoa(int(self.Ports.TCPReplica))), "nodes", len(b.cfg.Cluster.Nodes))
 	return nil
@@ -122,7 +128,8 @@ func clusterID(name string) wire.Uint128 {
 	return wire.Uint128{Lo: binary.LittleEndian.Uint64(raw[0:8]), Hi: binary.LittleEndian.Uint64(raw[8:16])}
 }
 
-// voters are the replica ids of the roster.
+// voters are the replica ids of the configured roster: the voters a fresh
+// cluster's metadata group starts with.
 func (c *cluster) voters() []replication.NodeID {
 	v := make([]replication.NodeID, 0, len(c.cfg.Nodes))
 	for _, n := range c.cfg.Nodes {
@@ -166,10 +173,26 @@ func (b *Broker) joinMetadataGroup() error {
 		return fmt.Errorf("cluster: metadata raft log: %w", err)
 	}
 	applied := first - 1
+	last, err := st.LastIndex()
+	if err != nil {
+		return fmt.Errorf("cluster: metadata raft log: %w", err)
+	}
+	join, err := b.joining(last == 0)
+	if err != nil {
+		return fmt.Errorf("cluster: join marker: %w", err)
+	}
+	voters := b.cl.voters()
+	if join {
+		voters = nil // the leader sends the log, membership included
+		b.log.Info("joining a running cluster: waiting for the leader to add this node (iggo cluster add-node)", "replica_id", b.cl.self.ReplicaID)
+	}
+	if r := b.meta.Roster(); r != nil {
+		b.applyRoster(r)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := b.cl.node.Host.AddGroup(ctx, replication.MetadataGroup, replication.GroupOptions{
-		Voters: b.cl.voters(), Storage: st, Applied: applied,
+		Voters: voters, Storage: st, Applied: applied,
 	}); err != nil {
 		return fmt.Errorf("cluster: metadata group: %w", err)
 	}
@@ -263,7 +286,7 @@ func (r partitionReplicator) Self() replication.NodeID {
 	return replication.NodeID(r.b.cl.self.ReplicaID)
 }
 
-func (r partitionReplicator) Voters() []replication.NodeID { return r.b.cl.voters() }
+func (r partitionReplicator) Voters() []replication.NodeID { return r.b.partitionVoters() }
 
 func (r partitionReplicator) AddGroup(ctx context.Context, id replication.GroupID, opts replication.GroupOptions) error {
 	return r.host().AddGroup(ctx, id, opts)
@@ -293,7 +316,9 @@ type clusterStateMachine struct{ b *Broker }
 
 func (m clusterStateMachine) Apply(g replication.GroupID, e replication.Entry) {
 	if g == replication.MetadataGroup {
+		m.b.cl.liveApply.Store(true)
 		m.b.meta.ApplyReplicated(e.Index, e.Term, e.Data)
+		m.b.cl.liveApply.Store(false)
 		return
 	}
 	m.b.parts.ApplyReplicated(g, e)
@@ -329,4 +354,21 @@ func (b *Broker) MetadataRole() (leader, ok bool) {
 		return false, false
 	}
 	return b.metadataLeader(), true
+}
+
+// ClusterGroups lists the raft groups on this node (nil on a single node).
+func (b *Broker) ClusterGroups() []replication.GroupID {
+	if b.cl == nil {
+		return nil
+	}
+	return b.cl.node.Host.Groups()
+}
+
+// ClusterVoters returns the voters of group g as this node knows them.
+func (b *Broker) ClusterVoters(g replication.GroupID) []replication.NodeID {
+	if b.cl == nil {
+		return nil
+	}
+	v, _ := b.cl.node.Host.Status(g)
+	return v.Voters
 }

@@ -22,5 +22,7 @@ func (b *Broker) clusterMetadata(peer string) wire.ClusterMetadata {
 	if ap, err := netip.ParseAddrPort(peer); err == nil {
 		addr = ap.Addr()
 	}
-	return clusterinfo.Metadata(b.cl.cfg, leader, addr, clusterinfo.TransportsOf(&b.cfg))
+	cl := *b.cl.cfg
+	cl.Nodes = b.cl.roster.get()
+	return clusterinfo.Metadata(&cl, leader, addr, clusterinfo.TransportsOf(&b.cfg))
 }

@@ -55,6 +55,7 @@ func (sc *serverConfig) reload() error {
 	if sc.flags.replicaSet {
 		cfg.Cluster.ReplicaID = sc.flags.replicaID
 	}
+	cfg.Cluster.Join = sc.flags.join
 	sc.cfg, sc.notices = cfg, notices
 	return nil
 }

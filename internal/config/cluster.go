@@ -49,6 +49,11 @@ type ClusterConfig struct {
 	// key: the reference takes it from the command line (--replica-id N);
 	// the caller sets it before Validate.
 	ReplicaID int `toml:"-"`
+	// Join starts a node that is being added to a running cluster
+	// (`iggo server --join`, then `iggo cluster add-node`): it creates no
+	// raft group of its own and waits for the leader to send it the logs.
+	// Not a TOML key either.
+	Join bool `toml:"-"`
 }
 
 // ClusterAuthConfig is [cluster.auth]: the pre-shared key of the replica

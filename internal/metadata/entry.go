@@ -35,7 +35,11 @@ const (
 	// groups.go). The live side decides (commit or timeout); apply only
 	// moves the named partitions.
 	KindCompleteRevocations Kind = 8
-	kindLimit               Kind = 9
+	// KindRoster replaces the cluster roster (Body: the roster as the
+	// broker encodes it); cluster mode only, committed by the node
+	// administration commands.
+	KindRoster Kind = 9
+	kindLimit  Kind = 10
 )
 
 // String names the kind.
@@ -57,6 +61,8 @@ func (k Kind) String() string {
 		return "drop-members"
 	case KindCompleteRevocations:
 		return "complete-revocations"
+	case KindRoster:
+		return "roster"
 	}
 	return "kind?"
 }

@@ -246,6 +246,9 @@ func (s *Store) ApplyReplicated(index, term uint64, data []byte) {
 		c.frame = s.lastFrame
 	}
 	s.runEffects(res.effects)
+	if e.Kind == KindRoster && s.cfg.OnRoster != nil {
+		s.cfg.OnRoster(e.Body)
+	}
 	s.effectsThrough = index
 	snap := s.op-s.snapOp >= uint64(s.cfg.SnapshotEvery)
 	for _, f := range res.effects {
@@ -307,6 +310,9 @@ func (s *Store) RestoreReplicated(index uint64, data []byte) error {
 		s.log.Error("metadata snapshot failed", "op", s.op, "err", err)
 	}
 	s.wmu.Unlock()
+	if sn.state.roster != nil && s.cfg.OnRoster != nil {
+		s.cfg.OnRoster(sn.state.roster)
+	}
 	s.openPartitions()
 	s.log.Info("metadata restored from a raft snapshot", "op", index)
 	return nil
@@ -370,4 +376,19 @@ func (s *Store) recoverReplicated() error {
 	}
 	s.openPartitions()
 	return nil
+}
+
+// Roster returns the cluster roster of the last committed KindRoster
+// entry, nil when none committed (the configured roster holds).
+func (s *Store) Roster() []byte {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.st.roster
+}
+
+// CommitRoster commits a new cluster roster through the metadata group
+// (the leader only).
+func (s *Store) CommitRoster(roster []byte) error {
+	_, err := s.submit(Entry{Kind: KindRoster, Body: roster})
+	return err
 }

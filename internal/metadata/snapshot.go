@@ -58,7 +58,11 @@ func encodeSnapshot(sn *snapshot) []byte {
 	for i := range recs {
 		b = appendClient(b, &recs[i])
 	}
-	b = appendBytes32(b, sn.ext)
+	ext := sn.ext
+	if len(ext) == 0 {
+		ext = st.roster // the extension section carries the cluster roster
+	}
+	b = appendBytes32(b, ext)
 	return le.AppendUint64(b, xxh3.Hash(b))
 }
 
@@ -220,6 +224,7 @@ func decodeSnapshot(src []byte) (*snapshot, error) {
 	if err := d.finish(); err != nil {
 		return nil, err
 	}
+	st.roster = sn.ext
 	return sn, nil
 }
 

@@ -143,6 +143,9 @@ type state struct {
 	users        map[uint32]*user
 	userByName   map[string]uint32
 	patByHash    map[string]*pat
+	// roster is the cluster roster committed by the last KindRoster
+	// entry (JSON as the broker encodes it), nil until one commits.
+	roster []byte
 }
 
 func newState() *state {

@@ -59,6 +59,10 @@ type Config struct {
 	// ClusterID is the header's cluster field of committed replies in
 	// cluster mode.
 	ClusterID wire.Uint128
+	// OnRoster, in cluster mode, is told the roster each time a
+	// KindRoster entry applies and when a raft snapshot that holds one is
+	// restored. It runs on the replication loop and must not block.
+	OnRoster func(roster []byte)
 }
 
 // ErrClosed is returned by writes after Close.
@@ -397,6 +401,8 @@ func (s *Store) applyLocked(e *Entry) result {
 		s.st.applyCompleteRevocations(e)
 	case KindPATCleanup:
 		s.st.applyPATCleanup(e)
+	case KindRoster:
+		s.st.roster = append([]byte(nil), e.Body...)
 	case KindCommand:
 		res := s.st.applyCommand(e)
 		info, _ := wire.LookupCommand(e.Code)

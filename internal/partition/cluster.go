@@ -18,7 +18,10 @@ import (
 type Replicator interface {
 	// Self is this node's replica id.
 	Self() replication.NodeID
-	// Voters are the roster's replica ids (the voters of a new group).
+	// Voters are the members a partition group created now is
+	// bootstrapped with; nil means the group waits for its leader to
+	// send it the log (a node joining a running cluster, start-up).
+	// CreatePartitions reads it synchronously.
 	Voters() []replication.NodeID
 	AddGroup(ctx context.Context, id replication.GroupID, opts replication.GroupOptions) error
 	RemoveGroup(ctx context.Context, id replication.GroupID) error
@@ -59,6 +62,9 @@ type replica struct {
 	group replication.GroupID
 	ref   catalog.TopicRef
 	part  *partition
+	// voters bootstrap the group when its log is empty: Replicator.Voters
+	// as read when the partition was created (nil: wait for the leader).
+	voters []replication.NodeID
 	// halted is set when apply met a hole (a batch beyond the next
 	// offset): the partition takes no more replicated writes.
 	halted atomic.Bool

@@ -25,7 +25,10 @@ const groupOpTimeout = 30 * time.Second
 // their quorum with two of three.
 func (p *Plane) addReplica(t catalog.TopicRef, part *partition) {
 	cl := p.cl
-	rep := &replica{group: GroupID(t, part.id), ref: t, part: part}
+	// Voters are read now, while the metadata entry that creates the
+	// partition applies, not later on the worker: every replica must
+	// bootstrap the group with the same members.
+	rep := &replica{group: GroupID(t, part.id), ref: t, part: part, voters: cl.r.Voters()}
 	cl.mu.Lock()
 	if _, ok := cl.groups[rep.group]; ok {
 		cl.mu.Unlock()
@@ -71,7 +74,7 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 	ctx, cancel := context.WithTimeout(ctx, groupOpTimeout)
 	defer cancel()
 	err = p.cl.r.AddGroup(ctx, rep.group, replication.GroupOptions{
-		Voters:  p.cl.r.Voters(),
+		Voters:  rep.voters,
 		Storage: stamp,
 		Prepare: stamp.prepare,
 	})

@@ -389,6 +389,10 @@ func (h *Host) apply(g *group, e *raftpb.Entry) {
 		for n := range g.members {
 			h.knowPeer(n)
 		}
+		// Publish at once: a state machine applying the next entry of
+		// the same Ready (a topic created right after a membership
+		// change) reads the new voters through Status.
+		h.publish(g)
 	}
 	g.applied = e.GetIndex()
 	if w := g.pending[e.GetIndex()]; w != nil {

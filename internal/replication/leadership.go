@@ -87,3 +87,50 @@ func (h *Host) notLeader(g *group) error {
 	}
 	return e
 }
+
+// Progress returns, on the leader of group g, the highest log index known
+// to be replicated on each member (raft's Match), and the leader's own
+// last index. Elsewhere it fails with a *NotLeaderError.
+func (h *Host) Progress(ctx context.Context, g GroupID) (match map[NodeID]uint64, last uint64, err error) {
+	type res struct {
+		match map[NodeID]uint64
+		last  uint64
+		err   error
+	}
+	c := make(chan res, 1)
+	if err := h.do(ctx, func() {
+		grp := h.groups[g]
+		switch {
+		case grp == nil:
+			c <- res{err: ErrUnknownGroup}
+			return
+		case grp.state != raft.StateLeader:
+			c <- res{err: h.notLeader(grp)}
+			return
+		}
+		st := grp.rn.Status()
+		m := make(map[NodeID]uint64, len(st.Progress))
+		for id, pr := range st.Progress {
+			m[nodeID(id)] = pr.Match
+		}
+		c <- res{match: m, last: st.Progress[raftID(h.cfg.Self)].Match}
+	}); err != nil {
+		return nil, 0, fmt.Errorf("progress of group %d: %w", g, err)
+	}
+	r := <-c
+	if r.err != nil {
+		return nil, 0, fmt.Errorf("progress of group %d: %w", g, r.err)
+	}
+	return r.match, r.last, nil
+}
+
+// Groups lists the ids of the groups on this host.
+func (h *Host) Groups() []GroupID {
+	h.viewMu.RLock()
+	defer h.viewMu.RUnlock()
+	out := make([]GroupID, 0, len(h.views))
+	for id := range h.views {
+		out = append(out, id)
+	}
+	return out
+}

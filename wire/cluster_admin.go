@@ -1,0 +1,81 @@
+package wire
+
+// Iggo's cluster administration commands. They are not part of the
+// reference protocol: their codes lie above the reference's range (which
+// ends at 606) and below the dispatcher's limit of 1023; they are sent as
+// NonReplicated requests like reads, and only an Iggo server in cluster
+// mode serves them (a single node answers FeatureUnavailable, other
+// servers treat them as unknown codes). LookupCommand knows them;
+// Commands lists the reference's codes only.
+const (
+	// CmdClusterAddNode adds a node to the cluster at run time
+	// (ClusterNodeSpec body, empty reply): the node joins every raft group
+	// as a learner, receives the data, and only then becomes a voter.
+	CmdClusterAddNode Command = 1001
+	// CmdClusterRemoveNode removes a node (ClusterRemoveNode body, empty
+	// reply) from every raft group through joint consensus.
+	CmdClusterRemoveNode Command = 1002
+)
+
+// extensionTable lists Iggo's extension commands in code order.
+var extensionTable = [...]CommandInfo{
+	read(CmdClusterAddNode, "CLUSTER_ADD_NODE"),
+	read(CmdClusterRemoveNode, "CLUSTER_REMOVE_NODE"),
+}
+
+// lookupExtension finds an extension command.
+func lookupExtension(code Command) (CommandInfo, bool) {
+	for _, c := range extensionTable {
+		if c.Code == code {
+			return c, true
+		}
+	}
+	return CommandInfo{}, false
+}
+
+// ClusterNodeSpec is the body of CLUSTER_ADD_NODE: the new node's roster
+// entry. [replica_id u8][name str32][ip str32][tcp u16][quic u16][http
+// u16][websocket u16][tcp_replica u16].
+type ClusterNodeSpec struct {
+	ReplicaID                                  uint8
+	Name, IP                                   string
+	TCPPort, QUICPort, HTTPPort, WebSocketPort uint16
+	ReplicaPort                                uint16
+}
+
+// AppendTo appends the body.
+func (s *ClusterNodeSpec) AppendTo(dst []byte) []byte {
+	dst = append(dst, s.ReplicaID)
+	dst = appendStr32(dst, s.Name)
+	dst = appendStr32(dst, s.IP)
+	dst = appendU16(dst, s.TCPPort)
+	dst = appendU16(dst, s.QUICPort)
+	dst = appendU16(dst, s.HTTPPort)
+	dst = appendU16(dst, s.WebSocketPort)
+	return appendU16(dst, s.ReplicaPort)
+}
+
+// Decode decodes the body, rejecting trailing bytes.
+func (s *ClusterNodeSpec) Decode(src []byte) error {
+	r := newReader(src)
+	s.ReplicaID = r.u8()
+	s.Name = r.str32(MaxSystemStringLen)
+	s.IP = r.str32(MaxSystemStringLen)
+	s.TCPPort, s.QUICPort, s.HTTPPort, s.WebSocketPort, s.ReplicaPort = r.u16(), r.u16(), r.u16(), r.u16(), r.u16()
+	return r.finish()
+}
+
+// ClusterRemoveNode is the body of CLUSTER_REMOVE_NODE: [replica_id u8].
+type ClusterRemoveNode struct {
+	ReplicaID uint8
+}
+
+// AppendTo appends the body.
+func (s *ClusterRemoveNode) AppendTo(dst []byte) []byte { return append(dst, s.ReplicaID) }
+
+// Decode decodes the body, rejecting trailing bytes.
+func (s *ClusterRemoveNode) Decode(src []byte) error {
+	r := newReader(src)
+	s.ReplicaID = r.u8()
+	return r.finish()
+}
