@@ -25,6 +25,8 @@ type peer struct {
 	gen     uint64 // bumped whenever conn changes
 	running bool
 	stopped bool
+	// lastAttach and lastWarn time the duplicate-id warning (attach).
+	lastAttach, lastWarn time.Time
 
 	wake     chan struct{} // cap 1: queue became non-empty
 	connDown chan struct{} // cap 1: the current connection ended
@@ -136,7 +138,21 @@ func (p *peer) attach(c net.Conn) {
 	p.conn = c
 	p.gen++
 	gen := p.gen
+	// A new connection while the previous one is still open and less
+	// than a second old: either a quick reconnect or two processes that
+	// claim the same replica id and keep displacing each other. Say so
+	// (at most every 10 s) so the operator checks --replica-id.
+	now := time.Now()
+	warn := old != nil && now.Sub(p.lastAttach) < time.Second && now.Sub(p.lastWarn) > 10*time.Second
+	if warn {
+		p.lastWarn = now
+	}
+	p.lastAttach = now
 	p.mu.Unlock()
+	if warn {
+		p.t.log.Warn("replica connection replaced its predecessor within a second: two nodes may claim this replica id (check --replica-id and the roster on every node)",
+			"peer", uint64(p.id), "remote", c.RemoteAddr().String())
+	}
 	if old != nil {
 		old.Close()
 	}

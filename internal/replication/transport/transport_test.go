@@ -348,3 +348,21 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	pool.AddCert(leaf)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
+
+// TestTwoNodesClaimOneID: two processes that both say they are replica 0
+// keep displacing each other's connection at replica 1; replica 1 logs
+// that two nodes may claim the id.
+func TestTwoNodesClaimOneID(t *testing.T) {
+	b := newNode(t, Config{Self: 1, Secret: []byte(secret)})
+	a1 := newNode(t, Config{Self: 0, Secret: []byte(secret)})
+	a2 := newNode(t, Config{Self: 0, Secret: []byte(secret)})
+	b.t.AddPeer(0, a1.t.Addr().String())
+	a1.t.AddPeer(1, b.t.Addr().String())
+	a2.t.AddPeer(1, b.t.Addr().String())
+	for _, n := range []*node{b, a1, a2} {
+		n.t.Start()
+	}
+	waitFor(t, "the duplicate-id warning", func() bool {
+		return strings.Contains(b.log.String(), "two nodes may claim this replica id")
+	})
+}
