@@ -129,6 +129,9 @@ type Broker struct {
 	cancel  context.CancelFunc // stops background work; guarded by runMu
 	bg      sync.WaitGroup
 	done    chan struct{}
+	// fatal ends Run with an error (cluster mode: this node's metadata
+	// raft log is unusable).
+	fatal   chan error
 	stopErr error
 	once    sync.Once
 	// startTime is when New was called (GET_STATS start_time).
@@ -145,7 +148,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
-	b := &Broker{cfg: cfg, opts: o, log: o.logger, done: make(chan struct{}), startTime: time.Now()}
+	b := &Broker{cfg: cfg, opts: o, log: o.logger, done: make(chan struct{}), fatal: make(chan error, 1), startTime: time.Now()}
 	if err := b.prepareClusterConfig(); err != nil {
 		return nil, err
 	}
@@ -394,10 +397,14 @@ func (b *Broker) Run(ctx context.Context) error {
 		}()
 	}
 	if b.cl != nil {
-		b.bg.Add(1)
+		b.bg.Add(2)
 		go func() {
 			defer b.bg.Done()
 			b.runCluster(bgCtx)
+		}()
+		go func() {
+			defer b.bg.Done()
+			b.watchGroupFailures(bgCtx)
 		}()
 	}
 	b.runMu.Unlock()
@@ -428,6 +435,13 @@ func (b *Broker) Run(ctx context.Context) error {
 		}
 		<-b.done
 		return b.stopErr
+	case err := <-b.fatal:
+		sctx, scancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
+		defer scancel()
+		if serr := b.Shutdown(sctx); serr != nil {
+			b.log.Warn("shutdown after a fatal cluster error", "err", serr)
+		}
+		return err
 	case <-b.done:
 		return b.stopErr
 	}

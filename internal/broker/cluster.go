@@ -372,3 +372,35 @@ func (b *Broker) ClusterVoters(g replication.GroupID) []replication.NodeID {
 	v, _ := b.cl.node.Host.Status(g)
 	return v.Voters
 }
+
+// watchGroupFailures handles raft groups that stopped on this node. A
+// partition group is logged (the node keeps serving the others; the rest
+// of the cluster keeps the partition). The metadata group stopping ends
+// the process with an operator-facing reason: a node whose log lost what
+// it had acknowledged (a wiped or replaced data directory) must not vote
+// under its old identity.
+func (b *Broker) watchGroupFailures(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case f := <-b.cl.node.Host.Failures():
+			if f.Group != replication.MetadataGroup {
+				b.log.Error("partition raft group stopped on this node; the other replicas keep serving it (restart this node once the cause is fixed)", "group", uint64(f.Group), "err", f.Err)
+				continue
+			}
+			id := b.cl.self.ReplicaID
+			err := fmt.Errorf("cluster: metadata raft group stopped: %w", f.Err)
+			if errors.Is(f.Err, replication.ErrLogLost) {
+				err = fmt.Errorf("cluster: replica %d lost metadata the cluster had committed with it (its data directory was wiped or replaced), so it may not rejoin under this id: "+
+					"remove it (iggo cluster remove-node --replica-id %d), then add it back with an empty data directory under a new replica id (iggo server --join, iggo cluster add-node): %w", id, id, f.Err)
+			}
+			b.log.Error("stopping this node", "err", err)
+			select {
+			case b.fatal <- err:
+			default:
+			}
+			return
+		}
+	}
+}

@@ -124,7 +124,7 @@ func newRoot(env Env) (*cobra.Command, *app) {
 		a.patCmd(),
 		a.clientCmd(),
 		a.optionsCmd(),
-		a.clusterCmd(),
+		a.withLocalCluster(a.clusterCmd()),
 		a.snapshotCmd(),
 		a.sendCmd(),
 		a.pollCmd(),

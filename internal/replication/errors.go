@@ -20,6 +20,9 @@ var (
 	ErrProposalLost    = errors.New("proposal lost to a leader change")
 	ErrOutcomeUnknown  = errors.New("proposal outcome unknown")
 	ErrStorage         = errors.New("raft log storage failed")
+	// ErrLogLost: raft found this node's log shorter than what it had
+	// acknowledged (its data directory was lost or replaced).
+	ErrLogLost = errors.New("this node's raft log lost entries it had acknowledged (data directory lost or replaced)")
 )
 
 // NotLeaderError is ErrNotLeader with the leader this node knows of.

@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -259,13 +260,35 @@ func (h *Host) processReady() {
 // failed and was dropped.
 func (h *Host) drainReady(g *group) bool {
 	for g.rn.HasReady() {
-		if err := h.handleReady(g); err != nil {
-			h.log.Error("raft group stopped", "group", uint64(g.id), "err", err)
-			h.dropGroup(g, err)
+		if err := h.guard(g, func() error { return h.handleReady(g) }); err != nil {
+			h.fail(g, err)
 			return false
 		}
 	}
 	return true
+}
+
+// guard runs f, turning a raft panic into ErrLogLost: raft panics when a
+// leader proves this node acknowledged entries its log no longer holds
+// (a lost or replaced data directory). The group is then unusable here,
+// but the rest of the node and of the cluster are not.
+func (h *Host) guard(g *group, f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("group %d: %w: %v", g.id, ErrLogLost, r)
+		}
+	}()
+	return f()
+}
+
+// fail drops group g after err and reports it on Failures.
+func (h *Host) fail(g *group, err error) {
+	h.log.Error("raft group stopped", "group", uint64(g.id), "err", err)
+	h.dropGroup(g, err)
+	select {
+	case h.failures <- GroupFailure{Group: g.id, Err: err}:
+	default:
+	}
 }
 
 // handleReady persists, sends and applies one Ready (raft's synchronous
@@ -426,7 +449,11 @@ func (h *Host) receive(in inbound) {
 			if g.quiesced {
 				h.wake(g)
 			}
-			if err := g.rn.Step(e.Msg); err != nil {
+			if err := h.guard(g, func() error { return g.rn.Step(e.Msg) }); err != nil {
+				if errors.Is(err, ErrLogLost) {
+					h.fail(g, err)
+					continue
+				}
 				h.log.Debug("step", "group", e.Group, "from", uint64(in.from), "err", err)
 			}
 		case transport.KindQuiesce:

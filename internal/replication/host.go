@@ -130,12 +130,13 @@ type Host struct {
 	log   *slog.Logger
 	stats counters
 
-	inbox   chan inbound
-	unreach chan inbound
-	reqs    chan func()
-	done    chan struct{}
-	stopped chan struct{}
-	once    sync.Once
+	inbox    chan inbound
+	unreach  chan inbound
+	failures chan GroupFailure
+	reqs     chan func()
+	done     chan struct{}
+	stopped  chan struct{}
+	once     sync.Once
 
 	viewMu      sync.RWMutex // guards views and viewChanged
 	views       map[GroupID]View
@@ -177,6 +178,7 @@ func New(cfg Config) (*Host, error) {
 		log:         cfg.Logger.With("component", "replication", "replica", uint64(cfg.Self)),
 		inbox:       make(chan inbound, cfg.InboxBatches),
 		unreach:     make(chan inbound, cfg.InboxBatches),
+		failures:    make(chan GroupFailure, 64),
 		reqs:        make(chan func()),
 		done:        make(chan struct{}),
 		stopped:     make(chan struct{}),
@@ -196,6 +198,17 @@ func New(cfg Config) (*Host, error) {
 	go h.run()
 	return h, nil
 }
+
+// GroupFailure reports a group that stopped on this host: its storage
+// failed, or raft found its log lost (ErrLogLost).
+type GroupFailure struct {
+	Group GroupID
+	Err   error
+}
+
+// Failures delivers the groups that stopped (a bounded buffer; reports
+// beyond it are only logged).
+func (h *Host) Failures() <-chan GroupFailure { return h.failures }
 
 // Close stops the loop; waiting proposals fail with ErrStopped.
 func (h *Host) Close() {
