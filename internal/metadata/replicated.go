@@ -2,12 +2,9 @@ package metadata
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/replication"
@@ -85,47 +82,6 @@ func decodeProposal(src []byte) (nonce uint64, replica uint8, e Entry, err error
 	return nonce, replica, e, nil
 }
 
-// waiters hands the outcome of applied entries to the goroutines on this
-// node that proposed them, by nonce.
-type waiters struct {
-	next atomic.Uint64
-	mu   sync.Mutex
-	m    map[uint64]chan committed
-}
-
-func newWaiters() *waiters {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // a fresh space per process: old entries never match
-	w := &waiters{m: map[uint64]chan committed{}}
-	w.next.Store(binary.LittleEndian.Uint64(b[:]))
-	return w
-}
-
-func (w *waiters) add() (uint64, chan committed) {
-	n := w.next.Add(1)
-	ch := make(chan committed, 1)
-	w.mu.Lock()
-	w.m[n] = ch
-	w.mu.Unlock()
-	return n, ch
-}
-
-func (w *waiters) remove(n uint64) {
-	w.mu.Lock()
-	delete(w.m, n)
-	w.mu.Unlock()
-}
-
-func (w *waiters) deliver(n uint64, c committed) {
-	w.mu.Lock()
-	ch := w.m[n]
-	delete(w.m, n)
-	w.mu.Unlock()
-	if ch != nil {
-		ch <- c
-	}
-}
-
 // replicated reports whether the store runs in cluster mode.
 func (s *Store) replicated() bool { return s.cfg.Replicator != nil }
 
@@ -155,8 +111,8 @@ func (s *Store) propose(e Entry) (committed, error) {
 	}
 	r := s.cfg.Replicator
 	e.Timestamp = uint64(s.cfg.Now().UnixMicro())
-	nonce, ch := s.waiting.add()
-	defer s.waiting.remove(nonce)
+	nonce, ch := s.waiting.Add()
+	defer s.waiting.Remove(nonce)
 	e.Op = proposedOp // the raft index replaces it when the entry applies
 	data := appendProposal(nil, nonce, r.Self(), &e)
 	ctx, cancel := context.WithTimeout(context.Background(), ReplicaTimeout)
@@ -234,7 +190,7 @@ func (s *Store) ApplyReplicated(index, term uint64, data []byte) {
 				frame = replyFrame(&e, info.ReplyOperation, wire.AppendResultError(nil, wire.ErrRequestAlreadyApplied.Code))
 			}
 			s.wmu.Unlock()
-			s.waiting.deliver(nonce, committed{entry: e, frame: frame})
+			s.waiting.Deliver(nonce, committed{entry: e, frame: frame})
 			return
 		}
 	}
@@ -265,7 +221,7 @@ func (s *Store) ApplyReplicated(index, term uint64, data []byte) {
 		}
 	}
 	s.wmu.Unlock()
-	s.waiting.deliver(nonce, c)
+	s.waiting.Deliver(nonce, c)
 	if res.revoking {
 		s.wakeRevocations()
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/groups"
+	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -100,7 +101,7 @@ type Store struct {
 	// by mu (written by applyLocked, read by submit under wmu).
 	lastFrame []byte
 	// waiting hands applied entries to their proposers (cluster mode).
-	waiting *waiters
+	waiting *replication.Waiters[committed]
 }
 
 // Open loads the newest valid snapshot in cfg.Dir, replays the journal
@@ -141,7 +142,7 @@ func Open(cfg Config) (*Store, error) {
 		cfg: cfg, log: cfg.Logger, data: cfg.Data, dir: cfg.Dir, st: newState(),
 		table:   session.NewClientTable(cfg.ClientsTableMax, nil),
 		revWake: make(chan struct{}, 1),
-		waiting: newWaiters(),
+		waiting: replication.NewWaiters[committed](),
 	}
 	if s.replicated() {
 		if err := s.recoverReplicated(); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/replication"
@@ -50,11 +49,10 @@ type cluster struct {
 	mu     sync.Mutex
 	groups map[replication.GroupID]*replica // guarded by mu
 	// waiters are the handlers of this node waiting for their entry's
-	// apply, by nonce; guarded by mu.
-	waiters map[uint64]chan applyResult
+	// apply, by nonce.
+	waiters *replication.Waiters[applyResult]
 
-	nonce atomic.Uint64
-	ops   opQueue
+	ops opQueue
 }
 
 // replica is one partition replicated by a raft group.
@@ -92,13 +90,9 @@ type applyResult struct {
 	index, term uint64
 }
 
-// newCluster returns the cluster state. Nonces start at the current time
-// in nanoseconds, so entries proposed before a restart and replayed after
-// it never match a waiter of the new process.
-func newCluster(r Replicator, now time.Time) *cluster {
-	cl := &cluster{r: r, groups: map[replication.GroupID]*replica{}, waiters: map[uint64]chan applyResult{}}
-	cl.nonce.Store(uint64(max(now.UnixNano(), 1)))
-	return cl
+// newCluster returns the cluster state.
+func newCluster(r Replicator) *cluster {
+	return &cluster{r: r, groups: map[replication.GroupID]*replica{}, waiters: replication.NewWaiters[applyResult]()}
 }
 
 // replicaOf returns the replica of group g, or nil.
@@ -109,34 +103,17 @@ func (cl *cluster) replicaOf(g replication.GroupID) *replica {
 }
 
 // wait registers a waiter and returns its nonce and channel.
-func (cl *cluster) wait() (uint64, chan applyResult) {
-	n := cl.nonce.Add(1)
-	ch := make(chan applyResult, 1)
-	cl.mu.Lock()
-	cl.waiters[n] = ch
-	cl.mu.Unlock()
-	return n, ch
-}
+func (cl *cluster) wait() (uint64, chan applyResult) { return cl.waiters.Add() }
 
 // forget drops a waiter (the handler stopped waiting).
-func (cl *cluster) forget(nonce uint64) {
-	cl.mu.Lock()
-	delete(cl.waiters, nonce)
-	cl.mu.Unlock()
-}
+func (cl *cluster) forget(nonce uint64) { cl.waiters.Remove(nonce) }
 
 // deliver hands r to the local handler that proposed e, if it waits.
 func (cl *cluster) deliver(e *entry, r applyResult) {
 	if e.origin != uint32(cl.r.Self()) || e.nonce == 0 {
 		return
 	}
-	cl.mu.Lock()
-	ch := cl.waiters[e.nonce]
-	delete(cl.waiters, e.nonce)
-	cl.mu.Unlock()
-	if ch != nil {
-		ch <- r
-	}
+	cl.waiters.Deliver(e.nonce, r)
 }
 
 // leads reports whether this node is known to lead group g now.

@@ -157,7 +157,7 @@ func New(opts Options) (*Plane, error) {
 	}
 	p := &Plane{opts: opts, log: opts.Logger, topics: map[uint64]*topic{}, stop: make(chan struct{})}
 	if opts.Replicator != nil {
-		p.cl = newCluster(opts.Replicator, opts.Clock())
+		p.cl = newCluster(opts.Replicator)
 		p.cl.ops.init()
 	}
 	if opts.RetentionInterval > 0 {
