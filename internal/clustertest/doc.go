@@ -1,4 +1,5 @@
 // Package clustertest holds the fault tests of cluster mode with real
+// (Unix only: they drive the nodes with signals)
 // `iggo server` processes: a 3-node cluster on loopback ports is run under
 // producer load while nodes are killed (SIGKILL), frozen (SIGSTOP /
 // SIGCONT) and restarted, some with a wiped data directory. Every client

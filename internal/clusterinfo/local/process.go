@@ -44,9 +44,7 @@ func (l *Layout) Start(bin string, i int, env []string) (*Process, error) {
 	cmd.Env = append(os.Environ(), "IGGY_ROOT_USERNAME="+RootUsername, "IGGY_ROOT_PASSWORD="+RootPassword)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = log, log
-	// Own process group: a Ctrl-C at the terminal reaches the launcher,
-	// which stops the nodes in order, not every node at once.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("start node %d: %w", i, err)
@@ -115,7 +113,7 @@ func (p *Process) Stop(grace time.Duration) (killed bool, err error) {
 	if p.Exited() {
 		return false, nil
 	}
-	_ = p.Signal(syscall.SIGCONT)
+	p.resume()
 	if err := p.Signal(syscall.SIGTERM); err != nil {
 		return false, err
 	}
