@@ -62,11 +62,13 @@ func (p *peer) start() {
 		return
 	}
 	p.running = true
-	p.mu.Unlock()
+	// Start the goroutines under mu: stop sets stopped under mu before it
+	// waits, so no goroutine joins the WaitGroup once Wait has begun.
 	p.wg.Go(p.writeLoop)
 	if p.dials() {
 		p.wg.Go(p.dialLoop)
 	}
+	p.mu.Unlock()
 }
 
 func (p *peer) stop() {
@@ -148,6 +150,8 @@ func (p *peer) attach(c net.Conn) {
 		p.lastWarn = now
 	}
 	p.lastAttach = now
+	// The reader joins the WaitGroup under mu, like start's goroutines.
+	p.wg.Go(func() { p.readLoop(c, gen) })
 	p.mu.Unlock()
 	if warn {
 		p.t.log.Warn("replica connection replaced its predecessor within a second: two nodes may claim this replica id (check --replica-id and the roster on every node)",
@@ -156,7 +160,6 @@ func (p *peer) attach(c net.Conn) {
 	if old != nil {
 		old.Close()
 	}
-	p.wg.Go(func() { p.readLoop(c, gen) })
 }
 
 // detach clears the connection if it is still generation gen.
