@@ -87,16 +87,9 @@ func (b *Broker) prepareClusterConfig() error {
 		b.cfg.WebSocket.Address = withPort(b.cfg.WebSocket.Address, self.Ports.WebSocket)
 	}
 	if !b.opts.rootSet {
-		env := os.Environ()
-		has := func(k string) bool {
-			for _, kv := range env {
-				if len(kv) > len(k) && kv[:len(k)+1] == k+"=" {
-					return true
-				}
-			}
-			return false
-		}
-		if !has(config.EnvRootUsername) || !has(config.EnvRootPassword) {
+		_, hasUser := os.LookupEnv(config.EnvRootUsername)
+		_, hasPass := os.LookupEnv(config.EnvRootPassword)
+		if !hasUser || !hasPass {
 			return fmt.Errorf("cluster mode: set %s and %s (every node must create the same root user)", config.EnvRootUsername, config.EnvRootPassword)
 		}
 	}
@@ -117,7 +110,7 @@ func (b *Broker) openCluster() error {
 	b.cl = &cluster{node: node, cfg: &b.cfg.Cluster, self: self, id: clusterID(b.cfg.Cluster.Name)}
 	b.cl.roster.set(b.cfg.Cluster.Nodes)
 	b.log.Info("cluster node started", "cluster", b.cfg.Cluster.Name, "replica_id", self.ReplicaID, "name", self.Name,
-		"replica_address", net.JoinHostPort(self.IP, strconv.Itoa(int(self.Ports.TCPReplica))), "nodes", len(b.cfg.Cluster.Nodes))
+		"replica_address", self.ReplicaAddr(), "nodes", len(b.cfg.Cluster.Nodes))
 	return nil
 }
 

@@ -107,8 +107,8 @@ func checkNewNode(roster []config.ClusterNode, n config.ClusterNode) error {
 			return fmt.Errorf("replica id %d is taken by %q", n.ReplicaID, o.Name)
 		case o.Name == n.Name:
 			return fmt.Errorf("name %q is taken", n.Name)
-		case replicaAddr(o) == replicaAddr(n):
-			return fmt.Errorf("replica address %s is taken by %q", replicaAddr(n), o.Name)
+		case o.ReplicaAddr() == n.ReplicaAddr():
+			return fmt.Errorf("replica address %s is taken by %q", n.ReplicaAddr(), o.Name)
 		}
 	}
 	return nil

@@ -2,11 +2,9 @@ package broker
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/iggo-dev/iggo/internal/config"
@@ -48,10 +46,6 @@ func decodeRoster(data []byte) ([]config.ClusterNode, error) {
 	return nodes, err
 }
 
-func replicaAddr(n config.ClusterNode) string {
-	return net.JoinHostPort(n.IP, strconv.Itoa(int(n.Ports.TCPReplica)))
-}
-
 // applyRoster installs a committed roster: the transport learns the
 // nodes added (or moved) and forgets the nodes removed. It runs on the
 // replication loop (metadata apply) and does not block.
@@ -67,8 +61,8 @@ func (b *Broker) applyRoster(data []byte) {
 	for _, n := range nodes {
 		id := replication.NodeID(n.ReplicaID)
 		i := slices.IndexFunc(old, func(o config.ClusterNode) bool { return o.ReplicaID == n.ReplicaID })
-		if id != self && (i < 0 || replicaAddr(old[i]) != replicaAddr(n)) {
-			tr.AddPeer(id, replicaAddr(n))
+		if id != self && (i < 0 || old[i].ReplicaAddr() != n.ReplicaAddr()) {
+			tr.AddPeer(id, n.ReplicaAddr())
 		}
 	}
 	for _, o := range old {

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"net"
+	"strconv"
 	"time"
 )
 
@@ -104,6 +106,12 @@ type ClusterNode struct {
 	// (longest prefix wins); at most MaxAdvertisedSelectors.
 	AdvertisedAddresses []AdvertisedSelector `toml:"advertised_addresses"`
 	Ports               ClusterPorts         `toml:"ports"`
+}
+
+// ReplicaAddr is the node's replica-plane address, ip:ports.tcp_replica:
+// the replica listener binds it and peers dial it.
+func (n ClusterNode) ReplicaAddr() string {
+	return net.JoinHostPort(n.IP, strconv.Itoa(int(n.Ports.TCPReplica)))
 }
 
 // AdvertisedSelector is one entry of advertised_addresses.

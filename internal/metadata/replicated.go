@@ -179,7 +179,6 @@ func (s *Store) ApplyReplicated(index, term uint64, data []byte) {
 		return
 	}
 	e.EffectsThrough = s.effectsThrough
-	s.op = index
 	if e.Kind == KindCommand && e.Request != 0 {
 		if frame, done := s.table.Applied(e.Client, e.Request); done {
 			// Committed twice (a retry admitted by a new leader before it
@@ -189,23 +188,17 @@ func (s *Store) ApplyReplicated(index, term uint64, data []byte) {
 				info, _ := wire.LookupCommand(e.Code)
 				frame = replyFrame(&e, info.ReplyOperation, wire.AppendResultError(nil, wire.ErrRequestAlreadyApplied.Code))
 			}
+			s.op = index
 			s.wmu.Unlock()
 			s.waiting.Deliver(nonce, committed{entry: e, frame: frame})
 			return
 		}
 	}
-	s.mu.Lock()
-	res := s.applyLocked(&e)
-	s.mu.Unlock()
-	c := committed{entry: e, res: res}
-	if e.Kind == KindCommand {
-		c.frame = s.lastFrame
-	}
-	s.runEffects(res.effects)
+	c := s.commitLocked(&e)
+	res := c.res
 	if e.Kind == KindRoster && s.cfg.OnRoster != nil {
 		s.cfg.OnRoster(e.Body)
 	}
-	s.effectsThrough = index
 	snap := s.op-s.snapOp >= uint64(s.cfg.SnapshotEvery)
 	for _, f := range res.effects {
 		// A purge or segment deletion must not run again when a restart

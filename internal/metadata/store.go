@@ -326,16 +326,8 @@ func (s *Store) submitLocked(e Entry) (committed, error) {
 		s.log.Error("metadata journal write failed", "op", e.Op, "err", err)
 		return committed{}, s.failed
 	}
-	s.op = e.Op
-	s.mu.Lock()
-	res := s.applyLocked(&e)
-	s.mu.Unlock()
-	c := committed{entry: e, res: res}
-	if e.Kind == KindCommand {
-		c.frame = s.lastFrame
-	}
-	s.runEffects(res.effects)
-	s.effectsThrough = e.Op
+	c := s.commitLocked(&e)
+	res := c.res
 	for _, f := range res.effects {
 		if !f.idempotent() {
 			// Record that the purge or segment deletion completed so a
@@ -360,6 +352,23 @@ func (s *Store) submitLocked(e Entry) (committed, error) {
 		}
 	}
 	return c, nil
+}
+
+// commitLocked applies the committed entry e (the journal or the raft log
+// holds it), runs its partition-plane effects and returns its outcome.
+// Caller holds wmu.
+func (s *Store) commitLocked(e *Entry) committed {
+	s.op = e.Op
+	s.mu.Lock()
+	res := s.applyLocked(e)
+	s.mu.Unlock()
+	c := committed{entry: *e, res: res}
+	if e.Kind == KindCommand {
+		c.frame = s.lastFrame
+	}
+	s.runEffects(res.effects)
+	s.effectsThrough = e.Op
+	return c
 }
 
 func (s *Store) appendMarkerLocked() error {

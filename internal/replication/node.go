@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -63,7 +62,7 @@ func NewNode(cl *config.ClusterConfig, sm StateMachine, log *slog.Logger) (*Node
 		return nil, err
 	}
 	tcfg := transport.Config{
-		ClusterName: cl.Name, Self: NodeID(self.ReplicaID), ListenAddr: replicaAddr(self), TLS: tc, Logger: log,
+		ClusterName: cl.Name, Self: NodeID(self.ReplicaID), ListenAddr: self.ReplicaAddr(), TLS: tc, Logger: log,
 	}
 	if cl.Auth.Enabled {
 		tcfg.Secret = []byte(cl.Auth.SharedSecret)
@@ -78,7 +77,7 @@ func NewNode(cl *config.ClusterConfig, sm StateMachine, log *slog.Logger) (*Node
 	}
 	netw.t.Store(tr)
 	for _, n := range cl.Nodes {
-		tr.AddPeer(NodeID(n.ReplicaID), replicaAddr(n))
+		tr.AddPeer(NodeID(n.ReplicaID), n.ReplicaAddr())
 	}
 	tr.Start()
 	return &Node{Host: h, Transport: tr}, nil
@@ -101,10 +100,6 @@ func (l *lateNetwork) Send(to NodeID, envs []transport.Envelope) {
 	if t := l.t.Load(); t != nil {
 		t.Send(to, envs)
 	}
-}
-
-func replicaAddr(n config.ClusterNode) string {
-	return net.JoinHostPort(n.IP, strconv.Itoa(int(n.Ports.TCPReplica)))
 }
 
 // replicaTLS returns the replica port's TLS settings, or nil when TLS is
