@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"testing"
 	"time"
@@ -49,7 +48,6 @@ type Client struct {
 	Session uint64
 	// Next is the request counter (starts at 1).
 	Next uint64
-	hdr  [wire.HeaderSize]byte
 }
 
 // NewClientID returns a random non-zero client id.
@@ -114,33 +112,8 @@ func (c *Client) Write(b []byte) error {
 // Recv reads one frame.
 func (c *Client) Recv() (Frame, error) {
 	c.Conn.SetReadDeadline(time.Now().Add(ReadTimeout))
-	if _, err := io.ReadFull(c.Conn, c.hdr[:]); err != nil {
-		return Frame{}, err
-	}
-	f := Frame{Kind: wire.PeekKind(c.hdr[:])}
-	size := wire.PeekSize(c.hdr[:])
-	if size < wire.HeaderSize || size > wire.MaxFrameSize {
-		return f, fmt.Errorf("frame size %d out of range", size)
-	}
-	switch f.Kind {
-	case wire.KindReply:
-		if err := f.Reply.Decode(c.hdr[:]); err != nil {
-			return f, err
-		}
-	case wire.KindEviction:
-		if err := f.Eviction.Decode(c.hdr[:]); err != nil {
-			return f, fmt.Errorf("invalid eviction header: %w", err)
-		}
-	default:
-		return f, fmt.Errorf("unexpected frame kind %v", f.Kind)
-	}
-	if size > wire.HeaderSize {
-		f.Body = make([]byte, size-wire.HeaderSize)
-		if _, err := io.ReadFull(c.Conn, f.Body); err != nil {
-			return f, err
-		}
-	}
-	return f, nil
+	a, err := wire.ReadAnswer(c.Conn)
+	return Frame(a), err
 }
 
 // MustRecv reads one frame or fails the test.

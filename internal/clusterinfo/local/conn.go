@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"time"
 
@@ -82,7 +81,6 @@ type Conn struct {
 	next    uint64
 	nc      net.Conn
 	broken  error
-	hdr     [wire.HeaderSize]byte
 }
 
 // Dial connects to addr (host:port) within ctx.
@@ -139,12 +137,7 @@ func (c *Conn) Close() error { return c.nc.Close() }
 func (c *Conn) RemoteAddr() string { return c.nc.RemoteAddr().String() }
 
 // Frame is one answer: a reply (header and body) or an eviction.
-type Frame struct {
-	Kind     wire.FrameKind
-	Reply    wire.ReplyHeader
-	Eviction wire.EvictionHeader
-	Body     []byte
-}
+type Frame = wire.Answer
 
 // RoundTrip sends h (Size set here) and body and reads the answer.
 func (c *Conn) RoundTrip(h wire.RequestHeader, body []byte) (Frame, error) {
@@ -172,35 +165,7 @@ func (c *Conn) RoundTrip(h wire.RequestHeader, body []byte) (Frame, error) {
 	return f, nil
 }
 
-func (c *Conn) read() (Frame, error) {
-	if _, err := io.ReadFull(c.nc, c.hdr[:]); err != nil {
-		return Frame{}, err
-	}
-	f := Frame{Kind: wire.PeekKind(c.hdr[:])}
-	size := wire.PeekSize(c.hdr[:])
-	if size < wire.HeaderSize || size > wire.MaxFrameSize {
-		return f, fmt.Errorf("frame size %d out of range", size)
-	}
-	switch f.Kind {
-	case wire.KindReply:
-		if err := f.Reply.Decode(c.hdr[:]); err != nil {
-			return f, fmt.Errorf("reply header: %w", err)
-		}
-	case wire.KindEviction:
-		if err := f.Eviction.Decode(c.hdr[:]); err != nil {
-			return f, fmt.Errorf("eviction header: %w", err)
-		}
-	default:
-		return f, fmt.Errorf("unexpected frame kind %v", f.Kind)
-	}
-	if size > wire.HeaderSize {
-		f.Body = make([]byte, size-wire.HeaderSize)
-		if _, err := io.ReadFull(c.nc, f.Body); err != nil {
-			return f, err
-		}
-	}
-	return f, nil
-}
+func (c *Conn) read() (Frame, error) { return wire.ReadAnswer(c.nc) }
 
 // status turns an eviction or a non-zero header status into an error.
 func status(f Frame) error {
