@@ -43,13 +43,15 @@
 // Lock order: Partition.syncMu -> Partition.mu -> segment.flushMu
 // (Offsets.mu is independent). Partition.mu guards append state and the
 // segment list; it is never held across an fdatasync except when a segment
-// is sealed (rolled) or the partition purged, where the
+// is sealed (rolled), cut (TruncateFrom) or the partition purged, where the
 // sealed segment is synced before the next one is created so that a crash can
 // never leave a torn record in a sealed segment. Readers take no lock: they
 // load the segment list and the committed end from atomics, pin a segment
 // with a reference count, and read with pread (ReadAt) or sendfile with an
-// explicit offset. Retention unlinks files immediately; the descriptors stay
-// open until the last reader releases the segment.
+// explicit offset (only a lookup that failed on an index a TruncateFrom was
+// shortening waits for that cut, then retries). Retention unlinks files
+// immediately; the descriptors stay open until the last reader releases
+// the segment.
 //
 // # Durability
 //
@@ -61,6 +63,24 @@
 // or bytes pass the configured thresholds, or on an interval; it exists only
 // while there is something to sync (flusher.go). Flush and Close sync
 // everything.
+//
+// # Held mode
+//
+// With Options.Held (cluster mode, where the partition's segments are its
+// raft log) appended records stay invisible to Read, OffsetForTimestamp,
+// Bounds and Stats until Reveal covers them (Tail still counts them), so
+// an uncommitted raft tail is stored once, in place. ReadRecord reads any
+// record by its base offset, revealed or not; TruncateFrom cuts an
+// unrevealed suffix that raft replaces; ResetTo restarts the partition
+// empty at a snapshot position, keeping consumer offsets (a marker makes
+// an interrupted reset complete at Open). Segments roll at SegmentBytes as
+// without Held, so a sealed segment may end with unrevealed records: reads
+// stop at the revealed end, retention stops at the first segment holding
+// an unrevealed record, and a TruncateFrom into a sealed segment removes
+// the newer segments and makes the cut one active again. A held partition
+// reopens with every intact record recovered and none revealed. Stats.Bytes
+// counts sealed segments whole, unrevealed records included. See held.go,
+// held_cut.go, readrecord.go and reset.go.
 //
 // # Files and space
 //

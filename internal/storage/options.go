@@ -41,6 +41,13 @@ type Options struct {
 	// Fsync is enforce_fsync: Append returns only after the record and its
 	// index entry are on disk, and readers see the record only then.
 	Fsync bool
+	// Held makes appended records invisible to readers (Read,
+	// OffsetForTimestamp, Bounds, Stats) until Reveal covers them: the
+	// partition is a replicated log whose tail may still be uncommitted
+	// (cluster mode). Tail still reports every appended record. With Fsync,
+	// AppendStamped/Append still return only once the record is on disk.
+	// See held.go for segment rolls, TruncateFrom and reopening.
+	Held bool
 	// OffsetsFsync (consumer_offset_durability = "persisted") makes every
 	// consumer-offset write durable (file and directory synced) before it
 	// returns; Fsync implies it.

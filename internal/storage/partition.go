@@ -37,6 +37,12 @@ type Partition struct {
 	durable     atomic.Uint64 // records known to be on disk (sequence)
 	sealedBytes atomic.Int64  // sum of sealed segment sizes in segs
 	syncRounds  atomic.Uint64 // fdatasync rounds done by syncTo
+	// truncGen is a sequence counter of TruncateFrom (held_cut.go): odd
+	// while a cut runs (under mu), incremented again when it is done. A
+	// ReadRecord that read unrevealed bytes outside mu can tell they may
+	// have been replaced (readrecord.go), and a lock-free lookup that
+	// failed on an index shortened under it retries (cutRaced).
+	truncGen atomic.Uint64
 
 	offsets *Offsets
 
@@ -48,6 +54,9 @@ type Partition struct {
 
 	// afterFlush, if set (tests), runs after each background flush.
 	afterFlush func()
+	// afterCutStep, if set (tests), runs under mu after each durable step
+	// of a TruncateFrom into a sealed segment (held_cut.go).
+	afterCutStep func()
 }
 
 // segList is an immutable snapshot of the segments, oldest first; the last
@@ -144,6 +153,10 @@ func (p *Partition) write(rec []byte, count uint32, stamped bool, base, ts uint6
 		p.mu.Unlock()
 		return AppendResult{}, err
 	}
+	if err := p.rollFullLocked(); err != nil {
+		p.mu.Unlock()
+		return AppendResult{}, err
+	}
 	seg := p.active
 	if stamped {
 		if base != p.next {
@@ -180,8 +193,10 @@ func (p *Partition) write(rec []byte, count uint32, stamped bool, base, ts uint6
 	seq := p.appended
 	flush := false
 	if !p.opts.Fsync {
-		m.publish(m.n)
-		p.visNext.Store(p.next)
+		if !p.opts.Held {
+			m.publish(m.n)
+			p.visNext.Store(p.next)
+		}
 		p.pendMsgs += uint64(count)
 		p.pendBytes += uint64(len(rec))
 		if p.thresholdLocked() {
@@ -191,6 +206,8 @@ func (p *Partition) write(rec []byte, count uint32, stamped bool, base, ts uint6
 		}
 	}
 	var rollErr error
+	// Held or not: a held segment may be sealed with unrevealed records
+	// at its end (held.go).
 	if seg.size >= p.opts.SegmentBytes {
 		rollErr = p.rollLocked()
 	}
@@ -223,12 +240,15 @@ func (p *Partition) writableLocked() error {
 // Caller must hold p.mu.
 func (p *Partition) rollLocked() error {
 	old := p.active
-	if err := old.seal(); err != nil {
+	if err := old.seal(!p.opts.Held); err != nil {
 		p.failed = fmt.Errorf("seal segment %d: %w", old.start, err)
 		return p.failed
 	}
-	// Everything appended is now durable and, in fsync mode, visible.
-	p.visNext.Store(p.next)
+	// Everything appended is now durable and, in fsync mode, visible. A
+	// held partition reveals nothing here: only Reveal does (held.go).
+	if !p.opts.Held {
+		p.visNext.Store(p.next)
+	}
 	storeMax(&p.durable, p.appended)
 	p.pendMsgs, p.pendBytes = 0, 0
 	seg, err := p.newSegmentLocked(p.next, old.sealedN)
@@ -244,6 +264,18 @@ func (p *Partition) rollLocked() error {
 	p.active = seg
 	p.segs.Store(&segList{segs: segs})
 	return nil
+}
+
+// rollFullLocked rolls an active segment that is already at or over
+// SegmentBytes before an append adds to it. Appends roll as soon as they
+// fill a segment, so this only happens after TruncateFrom made an older,
+// larger segment active again (held.go) or when SegmentBytes shrank
+// between opens of a held partition. Caller must hold p.mu.
+func (p *Partition) rollFullLocked() error {
+	if p.active.size == 0 || p.active.size < p.opts.SegmentBytes {
+		return nil
+	}
+	return p.rollLocked()
 }
 
 // newSegmentLocked creates a segment file pair at start and makes the
@@ -310,11 +342,14 @@ func (p *Partition) syncTo(target uint64) error {
 		p.failed = fmt.Errorf("sync segment %d: %w", seg.start, err)
 		err = p.failed
 	} else {
-		if m := seg.mem.Load(); m != nil {
-			m.publish(n)
-		}
-		if gen == p.gen && capNext > p.visNext.Load() {
-			p.visNext.Store(capNext)
+		// In held mode only Reveal publishes.
+		if !p.opts.Held {
+			if m := seg.mem.Load(); m != nil {
+				m.publish(n)
+			}
+			if gen == p.gen && capNext > p.visNext.Load() {
+				p.visNext.Store(capNext)
+			}
 		}
 		storeMax(&p.durable, capSeq)
 	}

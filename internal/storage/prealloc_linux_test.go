@@ -41,7 +41,7 @@ func TestPreallocateKeepsSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.size = int64(len(data))
-	must(t, s.seal())
+	must(t, s.seal(true))
 	size, alloc = allocatedBytes(t, s.log)
 	if size != int64(len(data)) || alloc >= reserve {
 		t.Fatalf("after seal: size %d (want %d), %d bytes still allocated", size, len(data), alloc)

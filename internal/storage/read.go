@@ -149,6 +149,7 @@ func (p *Partition) Read(r *ReadResult, from, maxMessages uint64, maxBytes int64
 
 // read does one attempt; retry is true when a segment was removed under it.
 func (p *Partition) read(r *ReadResult, from, maxMessages uint64, maxBytes int64) (retry bool, err error) {
+	gen := p.truncGen.Load()
 	next := p.visNext.Load()
 	l := p.segs.Load()
 	if len(l.segs) == 0 {
@@ -172,6 +173,11 @@ func (p *Partition) read(r *ReadResult, from, maxMessages uint64, maxBytes int64
 		n, end, err := readSegment(r, seg, from, target, maxBytes, budget)
 		if err != nil || n == 0 {
 			seg.release()
+			if err != nil && p.cutRaced(gen) {
+				// A cut shortened this sealed segment's index under the
+				// lookup (held_cut.go); the new list has it active.
+				return true, nil
+			}
 			return false, err
 		}
 		from = end
@@ -280,6 +286,7 @@ func (p *Partition) OffsetForTimestamp(ts uint64) (off uint64, ok bool, err erro
 }
 
 func (p *Partition) offsetForTimestamp(ts uint64) (off uint64, ok, retry bool, err error) {
+	gen := p.truncGen.Load()
 	next := p.visNext.Load()
 	l := p.segs.Load()
 	for i, seg := range l.segs {
@@ -298,14 +305,15 @@ func (p *Partition) offsetForTimestamp(ts uint64) (off uint64, ok, retry bool, e
 			v.done()
 			seg.release()
 			if err != nil {
-				return 0, false, false, err
+				return 0, false, p.cutRaced(gen), err
 			}
 			return off, off < next, false, nil
 		}
 		v.done()
 		seg.release()
 		if err != nil {
-			return 0, false, false, err
+			// As in read: an index shortened by a cut is looked up again.
+			return 0, false, p.cutRaced(gen), err
 		}
 	}
 	return 0, false, false, nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 )
 
 const (
@@ -25,7 +26,8 @@ const (
 // recover loads the partition directory. Recovery (../shared/design/storage.md
 // §5, architecture.md "Storage"):
 //
-//   - a pending purge is completed first;
+//   - a pending reset (ResetTo, reset.go), then a pending purge, is
+//     completed first;
 //   - .index files without a .log are deleted; a .log is never deleted;
 //   - a sealed segment is trusted when its index is well formed and its last
 //     record verifies and ends exactly at the end of the log (every record is
@@ -38,10 +40,18 @@ const (
 //     unless the old index points at a verifiable record beyond it, which
 //     means the damage is in the middle (*CorruptError). Its index is
 //     rebuilt from the walk;
-//   - segments must be contiguous (each starts where the previous ends).
+//   - segments must be contiguous (each starts where the previous ends);
+//   - a held partition (Options.Held) reveals nothing: its revealed end
+//     starts at the oldest segment's start (held.go). A full active
+//     segment is rolled in both modes; sealing reveals nothing.
 func (p *Partition) recover() error {
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return fmt.Errorf("create partition dir: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, resetMarkerName)); err == nil {
+		if err := p.completeReset(); err != nil {
+			return err
+		}
 	}
 	if _, err := os.Stat(filepath.Join(p.dir, purgeMarkerName)); err == nil {
 		if err := p.completePurge(); err != nil {
@@ -96,8 +106,19 @@ func (p *Partition) recover() error {
 	} else if len(segs) > 1 {
 		p.lastTs = segs[len(segs)-2].maxTs
 	}
+	ts, err := p.resetTimestamp()
+	if err != nil {
+		return fail(err)
+	}
+	p.lastTs = max(p.lastTs, ts)
 	p.sealedBytes.Store(sealedBytes)
-	p.visNext.Store(p.next)
+	if p.opts.Held {
+		// Nothing is revealed until the caller says what is committed;
+		// the roll of a full active segment waits for that too.
+		p.visNext.Store(segs[0].start)
+	} else {
+		p.visNext.Store(p.next)
+	}
 	p.segs.Store(&segList{segs: segs})
 	if act.size >= p.opts.SegmentBytes {
 		p.mu.Lock()
@@ -253,22 +274,37 @@ func (p *Partition) recoverActive(start uint64) (*segment, error) {
 		s.release()
 		return nil, err
 	}
-	s.parkIndex() // written and synced by rewriteIndex; idxfile.go
+	vis := ^uint64(0)
+	if p.opts.Held {
+		vis = 0 // nothing is revealed at Open
+	}
+	p.activate(s, entries, w.pos, vis)
+	return s, nil
+}
+
+// activate turns s, freshly opened with its log holding exactly entries
+// (size bytes) and its index file holding exactly their entries, synced,
+// into an active segment: the in-memory index, the append state and the
+// reservation. The entries ending at or before vis are published to
+// readers. Used by recovery for the last segment and by TruncateFrom for
+// a sealed segment it makes active again (held_cut.go). Caller owns s.
+func (p *Partition) activate(s *segment, entries []memEntry, size int64, vis uint64) {
+	s.parkIndex() // written and synced; idxfile.go
 	m := newMemIndex(2 * len(entries))
 	for _, e := range entries {
 		m.add(e)
 	}
-	m.publish(m.n)
+	m.publish(sort.Search(len(entries), func(i int) bool { return entries[i].endOff() > vis }))
 	s.mem.Store(m)
 	s.flushedN = m.n
-	s.size = w.pos
+	s.size = size
+	s.end = s.start
 	if m.n > 0 {
 		s.end = m.last().endOff()
 	}
 	if p.opts.Preallocate {
 		s.preallocate(p.opts.SegmentBytes)
 	}
-	return s, nil
 }
 
 // verifiableBeyond reports whether the segment's old index names a record

@@ -11,7 +11,8 @@ import (
 
 // Retention is the removal policy of ../shared/design/semantics.md §4.4.
 // Only whole sealed segments are removed, oldest first; the active segment
-// is never removed.
+// is never removed, and in held mode neither is a sealed segment holding a
+// record not yet revealed, nor any segment after it (see removableLocked).
 type Retention struct {
 	// MaxAge is message_expiry: a sealed segment is removed once the
 	// timestamp of its newest record plus MaxAge is <= now (Options.Clock).
@@ -41,8 +42,14 @@ func (p *Partition) Retain(r Retention) (Removed, error) {
 		p.mu.Unlock()
 		return Removed{}, ErrClosed
 	}
+	return p.removeOldestLocked(p.retainCountLocked(r))
+}
+
+// retainCountLocked is the number of oldest sealed segments r removes
+// now. Caller must hold p.mu.
+func (p *Partition) retainCountLocked(r Retention) int {
 	segs := p.segs.Load().segs
-	sealed := len(segs) - 1
+	sealed := p.removableLocked()
 	now := p.nowMicros()
 	k := 0
 	if r.MaxAge > 0 {
@@ -65,20 +72,65 @@ func (p *Partition) Retain(r Retention) (Removed, error) {
 			k++
 		}
 	}
-	return p.removeOldestLocked(k)
+	return k
+}
+
+// removableLocked is the number of oldest segments that may be removed:
+// every sealed segment, except in held mode, where the prefix stops at the
+// first segment ending after the revealed end (a segment holding an
+// unrevealed record, which raft may still cut or the caller still needs).
+// Caller must hold p.mu.
+func (p *Partition) removableLocked() int {
+	segs := p.segs.Load().segs
+	n := max(len(segs)-1, 0)
+	if !p.opts.Held {
+		return n
+	}
+	vis := p.visNext.Load()
+	k := 0
+	for k < n && segs[k].sealedEnd <= vis {
+		k++
+	}
+	return k
+}
+
+// RetainCount is the number of oldest sealed segments Retain(r) would
+// remove now (cluster mode compacts the raft log past them first, then
+// removes them with DeleteOldestSegments).
+func (p *Partition) RetainCount(r Retention) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return 0
+	}
+	return p.retainCountLocked(r)
+}
+
+// OldestSegmentsEnd returns how many segments DeleteOldestSegments(n)
+// would remove now (at most the removable ones: sealed and, in held mode,
+// fully revealed) and the first offset kept after them.
+func (p *Partition) OldestSegmentsEnd(n int) (k int, keep uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	segs := p.segs.Load().segs
+	if p.closed || len(segs) == 0 {
+		return 0, 0
+	}
+	k = min(max(n, 0), p.removableLocked())
+	return k, segs[k].start
 }
 
 // DeleteOldestSegments removes the n oldest sealed segments
 // (DELETE_SEGMENTS); n larger than the number of sealed segments removes
-// them all. The active segment is never removed.
+// them all. The active segment is never removed; in held mode the removal
+// also stops at the first segment holding an unrevealed record.
 func (p *Partition) DeleteOldestSegments(n int) (Removed, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return Removed{}, ErrClosed
 	}
-	k := min(max(n, 0), len(p.segs.Load().segs)-1)
-	return p.removeOldestLocked(k)
+	return p.removeOldestLocked(min(max(n, 0), p.removableLocked()))
 }
 
 // removeOldestLocked drops the first k (sealed) segments from the list,
@@ -176,18 +228,8 @@ func (p *Partition) Purge() error {
 // completePurge finishes a purge interrupted by a crash: it removes all
 // segment files and consumer offsets, then the marker.
 func (p *Partition) completePurge() error {
-	ents, err := os.ReadDir(p.dir)
-	if err != nil {
+	if err := removeSegmentFiles(p.dir); err != nil {
 		return fmt.Errorf("complete purge: %w", err)
-	}
-	for _, e := range ents {
-		_, isLog := parseSegmentName(e.Name(), logSuffix)
-		_, isIdx := parseSegmentName(e.Name(), indexSuffix)
-		if isLog || isIdx {
-			if err := os.Remove(filepath.Join(p.dir, e.Name())); err != nil {
-				return fmt.Errorf("complete purge: %w", err)
-			}
-		}
 	}
 	if err := os.RemoveAll(filepath.Join(p.dir, offsetsDirName)); err != nil {
 		return fmt.Errorf("complete purge: %w", err)
@@ -196,6 +238,24 @@ func (p *Partition) completePurge() error {
 		return fmt.Errorf("complete purge: %w", err)
 	}
 	return syncDir(p.dir)
+}
+
+// removeSegmentFiles removes every segment log and index file in dir.
+func removeSegmentFiles(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		_, isLog := parseSegmentName(e.Name(), logSuffix)
+		_, isIdx := parseSegmentName(e.Name(), indexSuffix)
+		if isLog || isIdx {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // writeFileSync creates or replaces path with data and fsyncs it.

@@ -193,9 +193,12 @@ func (s *segment) flushLocked(n int, sync bool) error {
 }
 
 // seal writes the whole index, releases preallocated space, syncs both
-// files and switches readers to the sealed fields. Caller must hold
+// files and switches readers to the sealed fields. publish also makes
+// every entry visible to readers still holding the memIndex; a held
+// partition passes false, since only Reveal publishes there (readers of
+// a sealed segment are bounded by the revealed end). Caller must hold
 // Partition.mu (so the append state is stable).
-func (s *segment) seal() error {
+func (s *segment) seal(publish bool) error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
 	m := s.mem.Load()
@@ -222,7 +225,9 @@ func (s *segment) seal() error {
 		s.firstTs = (*m.arr.Load())[0].ts
 		s.maxTs = m.last().ts
 	}
-	m.publish(m.n)
+	if publish {
+		m.publish(m.n)
+	}
 	s.sealedDone = true
 	s.mem.Store(nil)
 	return nil

@@ -22,7 +22,7 @@ func (p *Partition) AppendStamped(rec []byte, count uint32, base, ts uint64) (Ap
 // Tail returns the offset the next record gets and the timestamp of the
 // last record appended (0 for a partition that never held a record; a
 // purge keeps it). Unlike Bounds, next counts records appended but
-// not yet visible (waiting for their fsync).
+// not yet visible (waiting for their fsync, or for Reveal in held mode).
 func (p *Partition) Tail() (next, lastTs uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
