@@ -10,7 +10,8 @@
 // committed on a quorum and applied locally; StateMachine.Apply receives
 // every committed entry of a group in commit order; Leader and
 // TransferLeadership expose leadership; ChangeMembership runs joint
-// consensus (ConfChangeV2). Storage sits behind LogStorage.
+// consensus (ConfChangeV2); Compact and CompactTo snapshot a group and
+// discard its log up to an index. Storage sits behind LogStorage.
 //
 // Idle groups are quiet: a leader whose group is fully replicated,
 // committed and applied stops ticking after one more heartbeat and tells

@@ -23,6 +23,13 @@ var (
 	// ErrLogLost: raft found this node's log shorter than what it had
 	// acknowledged (its data directory was lost or replaced).
 	ErrLogLost = errors.New("this node's raft log lost entries it had acknowledged (data directory lost or replaced)")
+	// ErrCompactRange: CompactTo's index is past the applied index or not
+	// above the group's current snapshot index.
+	ErrCompactRange = errors.New("compaction index out of range")
+	// ErrCompactConf: CompactTo's index precedes a configuration change
+	// already applied, so the current configuration is not the one as of
+	// that index.
+	ErrCompactConf = errors.New("compaction index precedes an applied configuration change")
 )
 
 // NotLeaderError is ErrNotLeader with the leader this node knows of.

@@ -65,6 +65,14 @@ type group struct {
 
 	confVersion int // bumped by setConf
 	viewConf    int // confVersion the published view was built from
+
+	// hardTerm and hardVote are the term and vote of the last hard state
+	// written to storage (handleReady).
+	hardTerm, hardVote uint64
+	// confIndex is the index of the last configuration change applied
+	// since the group was added (0: none); CompactTo refuses to record
+	// the current ConfState at an index before it.
+	confIndex uint64
 }
 
 // waiter is a caller waiting for its entry to apply.
@@ -137,7 +145,7 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 	if err != nil {
 		return fmt.Errorf("add group %d: %w: %w", id, ErrStorage, err)
 	}
-	_, cs, err := st.InitialState()
+	hs, cs, err := st.InitialState()
 	if err != nil {
 		return fmt.Errorf("add group %d: %w: %w", id, ErrStorage, err)
 	}
@@ -149,6 +157,7 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 		Applied:                   opts.Applied,
 		MaxSizePerMsg:             h.cfg.MaxSizePerMsg,
 		MaxInflightMsgs:           h.cfg.MaxInflightMsgs,
+		MaxInflightBytes:          h.cfg.MaxInflightBytes,
 		CheckQuorum:               true,
 		PreVote:                   true,
 		DisableProposalForwarding: true,
@@ -171,7 +180,10 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 			return fmt.Errorf("bootstrap group %d: %w", id, err)
 		}
 	}
-	g := &group{id: id, rn: rn, storage: st, applied: opts.Applied, prepare: opts.Prepare, pending: map[uint64]*waiter{}}
+	g := &group{
+		id: id, rn: rn, storage: st, applied: opts.Applied, prepare: opts.Prepare, pending: map[uint64]*waiter{},
+		hardTerm: hs.GetTerm(), hardVote: hs.GetVote(),
+	}
 	g.setConf(proto.CloneOf(cs))
 	h.groups[id] = g
 	h.active[id] = g
@@ -291,67 +303,6 @@ func (h *Host) fail(g *group, err error) {
 	}
 }
 
-// handleReady persists, sends and applies one Ready (raft's synchronous
-// storage contract: entries and hard state before messages).
-func (h *Host) handleReady(g *group) error {
-	rd := g.rn.Ready()
-	if !raft.IsEmptySnap(rd.Snapshot) {
-		if err := g.storage.ApplySnapshot(rd.Snapshot); err != nil {
-			return fmt.Errorf("%w: apply snapshot: %w", ErrStorage, err)
-		}
-		md := rd.Snapshot.GetMetadata()
-		if err := h.cfg.StateMachine.Restore(g.id, md.GetIndex(), rd.Snapshot.GetData()); err != nil {
-			return fmt.Errorf("restore snapshot at %d: %w", md.GetIndex(), err)
-		}
-		g.applied = md.GetIndex()
-		g.setConf(proto.CloneOf(md.GetConfState()))
-		for idx, w := range g.pending {
-			if idx <= g.applied {
-				w.finish(result{err: fmt.Errorf("%w: replaced by a snapshot", ErrOutcomeUnknown)})
-				delete(g.pending, idx)
-			}
-		}
-	}
-	if len(rd.Entries) > 0 {
-		if err := g.storage.Append(rd.Entries); err != nil {
-			return fmt.Errorf("%w: append: %w", ErrStorage, err)
-		}
-	}
-	if !raft.IsEmptyHardState(rd.HardState) {
-		if err := g.storage.SetHardState(rd.HardState); err != nil {
-			return fmt.Errorf("%w: hard state: %w", ErrStorage, err)
-		}
-	}
-	h.bindProposals(g, rd.Entries)
-	for _, m := range rd.Messages {
-		h.stats.raftSent.Add(1)
-		to := nodeID(m.GetTo())
-		h.enqueue(to, transport.Envelope{Group: uint64(g.id), Kind: transport.KindRaft, Msg: m})
-		if m.GetType() == raftpb.MsgSnap {
-			// Optimistic: a drop reported by the transport turns into
-			// SnapshotFailure, and raft resends when the follower rejects.
-			g.rn.ReportSnapshot(m.GetTo(), raft.SnapshotFinish)
-		}
-	}
-	for _, e := range rd.CommittedEntries {
-		h.apply(g, e)
-	}
-	if rd.SoftState != nil {
-		g.lead = rd.SoftState.Lead
-		g.state = rd.SoftState.RaftState
-		if g.lead != raft.None {
-			g.holdTicks = 0 // a leader is known: no election to hold back
-		}
-		if g.state == raft.StateLeader {
-			h.leading[g.id] = g
-		} else {
-			delete(h.leading, g.id)
-		}
-	}
-	g.rn.Advance(rd)
-	return nil
-}
-
 // bindProposals gives the entries accepted since the last Ready their
 // index and term: each accepted proposal appended exactly one entry at
 // the end of the leader's log, so they are the tail of ents.
@@ -409,6 +360,7 @@ func (h *Host) apply(g *group, e *raftpb.Entry) {
 		}
 		conf = g.rn.ApplyConfChange(cc)
 		g.setConf(conf)
+		g.confIndex = e.GetIndex()
 		for n := range g.members {
 			h.knowPeer(n)
 		}

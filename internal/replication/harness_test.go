@@ -36,8 +36,11 @@ type memNet struct {
 	dropRate float64
 	dupRate  float64
 	maxDelay time.Duration
-	sent     int
-	dropped  int
+	// inOrder delivers every envelope during Send, in order, as a TCP
+	// connection would (maxDelay is then ignored).
+	inOrder bool
+	sent    int
+	dropped int
 }
 
 func newMemNet(seed uint64) *memNet {
@@ -63,6 +66,7 @@ func (e endpoint) Send(to NodeID, envs []transport.Envelope) {
 	n := e.n
 	n.mu.Lock()
 	var unreachable []transport.Envelope
+	var now []transport.Envelope
 	for _, env := range envs {
 		n.sent++
 		if n.blockedLocked(e.self, to) {
@@ -83,6 +87,10 @@ func (e endpoint) Send(to NodeID, envs []transport.Envelope) {
 			if c.Msg != nil {
 				c.Msg = proto.CloneOf(env.Msg)
 			}
+			if n.inOrder {
+				now = append(now, c)
+				continue
+			}
 			delay := time.Duration(0)
 			if n.maxDelay > 0 {
 				delay = time.Duration(n.rng.Int64N(int64(n.maxDelay)))
@@ -90,8 +98,11 @@ func (e endpoint) Send(to NodeID, envs []transport.Envelope) {
 			time.AfterFunc(delay, func() { n.deliver(e.self, to, c) })
 		}
 	}
-	self := n.hosts[e.self]
+	self, dest := n.hosts[e.self], n.hosts[to]
 	n.mu.Unlock()
+	if len(now) > 0 && dest != nil {
+		dest.Deliver(e.self, now)
+	}
 	if len(unreachable) > 0 && self != nil {
 		self.Unreachable(to, unreachable)
 	}
@@ -130,6 +141,9 @@ type recordSM struct {
 	mu       sync.Mutex
 	applied  map[GroupID][]Entry
 	restores int
+	// restoredAt and restoredData are the last Restore's arguments.
+	restoredAt   uint64
+	restoredData []byte
 }
 
 func newRecordSM() *recordSM { return &recordSM{applied: map[GroupID][]Entry{}} }
@@ -147,17 +161,22 @@ func (s *recordSM) Apply(g GroupID, e Entry) {
 func (s *recordSM) Snapshot(g GroupID) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return encodeEntries(s.applied[g]), nil
+}
+
+// encodeEntries is the snapshot format of recordSM.
+func encodeEntries(ents []Entry) []byte {
 	var b []byte
-	for _, e := range s.applied[g] {
+	for _, e := range ents {
 		b = binary.AppendUvarint(b, e.Index)
 		b = binary.AppendUvarint(b, e.Term)
 		b = binary.AppendUvarint(b, uint64(len(e.Data)))
 		b = append(b, e.Data...)
 	}
-	return b, nil
+	return b
 }
 
-func (s *recordSM) Restore(g GroupID, _ uint64, data []byte) error {
+func (s *recordSM) Restore(g GroupID, index uint64, data []byte) error {
 	var out []Entry
 	r := bytes.NewReader(data)
 	for r.Len() > 0 {
@@ -176,6 +195,7 @@ func (s *recordSM) Restore(g GroupID, _ uint64, data []byte) error {
 	s.mu.Lock()
 	s.applied[g] = out
 	s.restores++
+	s.restoredAt, s.restoredData = index, bytes.Clone(data)
 	s.mu.Unlock()
 	return nil
 }

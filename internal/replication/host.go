@@ -75,6 +75,14 @@ type Config struct {
 	// MaxSizePerMsg and MaxInflightMsgs are raft's flow-control knobs.
 	MaxSizePerMsg   uint64
 	MaxInflightMsgs int
+	// MaxInflightBytes bounds the bytes of appends a leader has sent to
+	// one peer and not yet seen acknowledged (raft.Config.MaxInflightBytes).
+	// MaxInflightMsgs alone lets a follower that catches up (a new node
+	// reading a long log) have MaxInflightMsgs x MaxSizePerMsg in flight,
+	// 256 MiB with the defaults, all of it queued in the leader's
+	// transport and the follower's inbox at once; this caps it at a few
+	// round trips' worth. It must be at least MaxSizePerMsg.
+	MaxInflightBytes uint64
 }
 
 // Defaults for zero Config fields.
@@ -82,6 +90,9 @@ const (
 	DefaultInboxBatches    = 4096
 	DefaultMaxSizePerMsg   = 1 << 20
 	DefaultMaxInflightMsgs = 256
+	// DefaultMaxInflightBytes is used when MaxInflightBytes is zero (or
+	// MaxSizePerMsg, when that is larger).
+	DefaultMaxInflightBytes = 32 << 20
 	// maxDrainPerWake bounds the inputs handled before a Ready pass.
 	maxDrainPerWake = 256
 	// maxTransfersPerRound bounds leadership transfers started per
@@ -169,6 +180,12 @@ func New(cfg Config) (*Host, error) {
 	}
 	if cfg.MaxInflightMsgs <= 0 {
 		cfg.MaxInflightMsgs = DefaultMaxInflightMsgs
+	}
+	if cfg.MaxInflightBytes == 0 {
+		cfg.MaxInflightBytes = max(DefaultMaxInflightBytes, cfg.MaxSizePerMsg)
+	}
+	if cfg.MaxInflightBytes < cfg.MaxSizePerMsg {
+		return nil, fmt.Errorf("replication: MaxInflightBytes %d is below MaxSizePerMsg %d", cfg.MaxInflightBytes, cfg.MaxSizePerMsg)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

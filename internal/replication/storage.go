@@ -8,9 +8,12 @@ import (
 // LogStorage is a group's raft log and state: what raft reads
 // (raft.Storage) plus what the host writes from each Ready. The host
 // calls it from its event loop only, in this order per Ready: ApplySnapshot
-// (if any), Append, SetHardState, and only then sends the Ready's
-// messages, so an implementation that returns from Append has made the
-// entries as durable as it promises.
+// (if any), Append, SetHardState. A follower's messages are sent only
+// after that, so an implementation that returns from Append has made the
+// entries as durable as it promises; a leader's messages may already be
+// on their way while Append runs (see Host.handleReady), so Append must
+// not modify the entries or their data (the transport may be marshalling
+// the same entries concurrently).
 //
 // Two adapters are planned (docs/CLUSTER.md): the metadata journal as the
 // metadata group's log, and a partition's segment files as its log.

@@ -39,21 +39,53 @@ type Envelope struct {
 // frame.
 const maxBatchEnvelopes = 1 << 20
 
+// msgChunk is how many raft messages decodeBatch allocates at once.
+const msgChunk = 64
+
 var errBadBatch = errors.New("malformed batch")
 
-// appendEnvelope encodes e after dst.
-func appendEnvelope(dst []byte, e Envelope) ([]byte, error) {
+// envelopeSize returns the encoded length of e and of its message body.
+func envelopeSize(e Envelope) (total, body int) {
+	if e.Msg != nil {
+		body = proto.Size(e.Msg)
+	}
+	return uvarintLen(e.Group) + 1 + uvarintLen(uint64(body)) + body, body
+}
+
+// appendEnvelope encodes e after dst, marshalling the message straight
+// into dst (no intermediate buffer); body is its size from envelopeSize,
+// measured just before. The marshal reuses the sizes that measurement
+// cached in the message tree: raft does not touch a message once it is
+// in a Ready, and an entry shared by the MsgApps of several peers caches
+// the same sizes whichever writer measures it. On error dst comes back
+// unchanged.
+func appendEnvelope(dst []byte, e Envelope, body int) ([]byte, error) {
+	start := len(dst)
 	dst = binary.AppendUvarint(dst, e.Group)
 	dst = append(dst, byte(e.Kind))
+	dst = binary.AppendUvarint(dst, uint64(body))
 	if e.Msg == nil {
-		return binary.AppendUvarint(dst, 0), nil
+		return dst, nil
 	}
-	b, err := proto.Marshal(e.Msg)
+	at := len(dst)
+	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(dst, e.Msg)
 	if err != nil {
-		return dst, fmt.Errorf("marshal raft message: %w", err)
+		return dst[:start], fmt.Errorf("marshal raft message: %w", err)
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(b)))
-	return append(dst, b...), nil
+	if len(out)-at != body {
+		return dst[:start], fmt.Errorf("marshal raft message: %d bytes, measured %d", len(out)-at, body)
+	}
+	return out, nil
+}
+
+// uvarintLen is the length of v as a uvarint.
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
 
 // decodeBatch decodes a batch payload: uvarint count, then envelopes.
@@ -64,7 +96,10 @@ func decodeBatch(p []byte) ([]Envelope, error) {
 	}
 	p = p[k:]
 	out := make([]Envelope, 0, n)
-	for range n {
+	// Messages are allocated msgChunk at a time rather than one by one;
+	// the host steps them and drops them together.
+	var msgs []raftpb.Message
+	for i := range n {
 		g, k := binary.Uvarint(p)
 		if k <= 0 || len(p) < k+1 {
 			return nil, errBadBatch
@@ -82,7 +117,12 @@ func decodeBatch(p []byte) ([]Envelope, error) {
 		p = p[k+int(l):]
 		e := Envelope{Group: g, Kind: kind}
 		if kind != KindPing {
-			e.Msg = &raftpb.Message{}
+			if len(msgs) == 0 {
+				msgs = make([]raftpb.Message, min(n-i, msgChunk))
+			}
+			e.Msg, msgs = &msgs[0], msgs[1:]
+			// Unmarshal copies the entries' data out of p, so the reader
+			// may reuse its frame buffer.
 			if err := proto.Unmarshal(body, e.Msg); err != nil {
 				return nil, fmt.Errorf("%w: %w", errBadBatch, err)
 			}

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -180,9 +181,10 @@ func (p *peer) detach(c net.Conn, gen uint64) {
 
 func (p *peer) readLoop(c net.Conn, gen uint64) {
 	defer p.detach(c, gen)
+	r := bufio.NewReaderSize(c, readBufferBytes)
 	var buf []byte
 	for {
-		ft, payload, nb, err := readFrame(c, buf, p.t.cfg.MaxFrameBytes)
+		ft, payload, nb, err := readFrame(r, buf, p.t.cfg.MaxFrameBytes)
 		buf = nb
 		if err != nil {
 			if errors.Is(err, errGarbage) {
@@ -207,10 +209,23 @@ func (p *peer) readLoop(c net.Conn, gen uint64) {
 		p.t.stats.framesRecv.Add(1)
 		p.t.stats.envelopesRecv.Add(uint64(len(envs)))
 		p.t.handler.Deliver(p.id, envs)
+		if cap(buf) > maxRetainedBuffer {
+			buf = nil // decoding copied the data out; do not pin a snapshot's frame
+		}
 	}
 }
 
-// writeLoop flushes everything queued in one write per wake-up.
+// maxRetainedBuffer bounds the encode buffer a writer keeps between
+// flushes, and the frame buffer a reader keeps between frames. The limit is a choice: far above a flush of 1 MiB appends,
+// well below a snapshot frame.
+const maxRetainedBuffer = 16 << 20
+
+// readBufferBytes sizes the reader's buffer: small frames (heartbeats,
+// acknowledgements) take one read call for many, a large body bypasses it.
+const readBufferBytes = 64 << 10
+
+// writeLoop flushes everything queued in one write per wake-up, encoding
+// into a buffer it reuses.
 func (p *peer) writeLoop() {
 	var buf []byte
 	for {
@@ -242,6 +257,9 @@ func (p *peer) writeLoop() {
 		}
 		if err := c.SetWriteDeadline(time.Now().Add(p.t.cfg.WriteTimeout)); err == nil {
 			_, err = c.Write(buf)
+			if cap(buf) > maxRetainedBuffer {
+				buf = nil // one huge flush (a snapshot) does not pin its buffer
+			}
 			if err == nil {
 				p.t.stats.framesSent.Add(uint64(frames))
 				p.t.stats.envelopesSent.Add(uint64(len(q)))
@@ -253,72 +271,6 @@ func (p *peer) writeLoop() {
 		p.t.drop(p.id, q)
 		p.detach(c, gen)
 	}
-}
-
-// encode appends batch frames holding q (split when a frame would exceed
-// the limit) and returns the envelopes too large to send at all.
-func (p *peer) encode(buf []byte, q []Envelope) ([]byte, int, []Envelope) {
-	limit := p.t.cfg.MaxFrameBytes
-	var dropped []Envelope
-	frames := 0
-	var item []byte
-	for len(q) > 0 {
-		start := len(buf)
-		buf = append(buf, make([]byte, frameHeaderBytes)...)
-		buf = append(buf, byte(frameBatch))
-		// Reserve a fixed 5-byte uvarint slot for the count (at most
-		// maxBatchEnvelopes) so items can be appended before it is known.
-		countAt := len(buf)
-		buf = append(buf, 0, 0, 0, 0, 0)
-		n := 0
-		for len(q) > 0 && n < maxBatchEnvelopes {
-			var err error
-			item, err = appendEnvelope(item[:0], q[0])
-			if err != nil || len(item)+1+5 > limit {
-				dropped = append(dropped, q[0])
-				q = q[1:]
-				continue
-			}
-			if len(buf)-start-frameHeaderBytes+len(item) > limit && n > 0 {
-				break
-			}
-			buf = append(buf, item...)
-			q = q[1:]
-			n++
-		}
-		if n == 0 {
-			buf = buf[:start]
-			continue
-		}
-		putUvarint5(buf[countAt:], uint64(n))
-		buf = endFrame(buf, start)
-		frames++
-	}
-	return buf, frames, dropped
-}
-
-// encodable returns q without the envelopes of dropped (both in queue
-// order, dropped a subsequence of q).
-func encodable(q, dropped []Envelope) []Envelope {
-	out := make([]Envelope, 0, len(q)-len(dropped))
-	for _, e := range q {
-		if len(dropped) > 0 && e.Msg == dropped[0].Msg && e.Group == dropped[0].Group && e.Kind == dropped[0].Kind {
-			dropped = dropped[1:]
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-// putUvarint5 writes v as a 5-byte (padded) uvarint, which
-// binary.Uvarint reads back unchanged.
-func putUvarint5(b []byte, v uint64) {
-	for i := range 4 {
-		b[i] = byte(v&0x7f) | 0x80
-		v >>= 7
-	}
-	b[4] = byte(v & 0x7f)
 }
 
 // dialLoop keeps one connection to a higher-id peer, redialing with
