@@ -301,6 +301,10 @@ func (r partitionReplicator) WaitFor(ctx context.Context, id replication.GroupID
 	return r.host().WaitFor(ctx, id, cond)
 }
 
+func (r partitionReplicator) CompactTo(ctx context.Context, id replication.GroupID, index uint64, data []byte) error {
+	return r.host().CompactTo(ctx, id, index, data)
+}
+
 var _ partition.Replicator = partitionReplicator{}
 
 // clusterStateMachine routes the host's groups: the metadata group to the

@@ -2,7 +2,9 @@ package itest
 
 import (
 	"fmt"
+	"io/fs"
 	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -359,6 +361,9 @@ func TestClusterMessages(t *testing.T) {
 			t.Fatalf("send on follower %d answered %v, want status 58", i, r)
 		}
 	}
+	for i := range 3 {
+		checkStoredOnce(t, tc.dirs[i])
+	}
 
 	tc.nodes[0].Stop()
 	tc.nodes[0] = nil
@@ -471,4 +476,35 @@ func TestClusterAddRemoveNode(t *testing.T) {
 	}
 	c.MustSend(wire.NamedID("s"), wire.NamedID("t"), part, Batch(t, 900, Payloads(5, 100, "after")...))
 	pollTopic(d, "t", 35)
+}
+
+// checkStoredOnce: under the node's data directory, every partition's raft
+// log holds only entry headers, while the segments hold the messages (the
+// segment files are the raft log).
+func checkStoredOnce(t *testing.T, dir string) {
+	t.Helper()
+	var segs, raft int64
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case strings.Contains(path, string(filepath.Separator)+"partitions"+string(filepath.Separator)) && strings.Contains(path, string(filepath.Separator)+"raft"+string(filepath.Separator)):
+			raft += info.Size()
+		case strings.HasSuffix(path, ".log") && strings.Contains(path, string(filepath.Separator)+"partitions"+string(filepath.Separator)):
+			segs += info.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: segments %d bytes, raft logs %d bytes", dir, segs, raft)
+	if segs < 50*100 || raft*10 > segs {
+		t.Fatalf("%s: partition segments %d bytes, partition raft logs %d bytes: messages stored twice", dir, segs, raft)
+	}
 }

@@ -27,6 +27,9 @@ type Replicator interface {
 	Propose(ctx context.Context, id replication.GroupID, data []byte) (uint64, error)
 	Leader(id replication.GroupID) (replication.NodeID, bool)
 	WaitFor(ctx context.Context, id replication.GroupID, cond func(replication.View) bool) (replication.View, error)
+	// CompactTo compacts group id's log at index with data as the
+	// snapshot there (Host.CompactTo).
+	CompactTo(ctx context.Context, id replication.GroupID, index uint64, data []byte) error
 }
 
 // groupPartitionBits is the width of the partition id in a GroupID.
@@ -53,6 +56,9 @@ type cluster struct {
 	waiters *replication.Waiters[applyResult]
 
 	ops opQueue
+	// proposals recycles the buffers entries are encoded into for
+	// Propose (raft keeps a copy of its own).
+	proposals bufPool
 }
 
 // replica is one partition replicated by a raft group.
@@ -75,6 +81,8 @@ type replica struct {
 	store replication.LogStorage
 	// stamp is the wrapped log (cluster_stamp.go), set like store.
 	stamp *stampLog
+	// seg is the segment-backed log under stamp (cluster_seglog.go).
+	seg *segLog
 }
 
 // applyResult is what apply tells the waiting handler.
@@ -120,4 +128,28 @@ func (cl *cluster) deliver(e *entry, r applyResult) {
 func (cl *cluster) leads(g replication.GroupID) bool {
 	l, ok := cl.r.Leader(g)
 	return ok && l == cl.r.Self()
+}
+
+// bufPool recycles byte buffers; buffers over maxPooledProposal are
+// left to the garbage collector.
+type bufPool struct{ p sync.Pool }
+
+// maxPooledProposal bounds a recycled proposal buffer.
+const maxPooledProposal = 16 << 20
+
+// get returns a buffer of capacity at least n.
+func (b *bufPool) get(n int) *[]byte {
+	if v, ok := b.p.Get().(*[]byte); ok && cap(*v) >= n {
+		return v
+	}
+	s := make([]byte, 0, n)
+	return &s
+}
+
+// put returns buf to the pool.
+func (b *bufPool) put(buf *[]byte) {
+	if cap(*buf) <= maxPooledProposal {
+		*buf = (*buf)[:0]
+		b.p.Put(buf)
+	}
 }

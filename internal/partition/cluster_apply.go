@@ -2,9 +2,7 @@ package partition
 
 import (
 	"errors"
-	"fmt"
 
-	"github.com/iggo-dev/iggo/internal/encryption"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
@@ -18,9 +16,9 @@ import (
 // from its first index) and is skipped, but its request still enters the
 // duplicate window; a batch beyond the next offset is a hole, logged as an
 // error, and stops replicated writes to the partition (never stored out
-// of order). The stamped bytes are stored unchanged (sealed first on an
-// encrypted partition, so each node encrypts with its own nonces).
-// e.Data is never modified.
+// of order). The stamped bytes are stored unchanged (an encrypted
+// partition's batches are sealed by the leader before it proposes them,
+// so every replica stores the same ciphertext). e.Data is never modified.
 func (p *Plane) ApplyReplicated(g replication.GroupID, e replication.Entry) {
 	cl := p.cl
 	if cl == nil {
@@ -33,6 +31,9 @@ func (p *Plane) ApplyReplicated(g replication.GroupID, e replication.Entry) {
 	}
 	if rep.stamp != nil {
 		rep.stamp.applied(e.Index, e.Data)
+	}
+	if rep.seg != nil {
+		rep.seg.applied(e.Index)
 	}
 	ent, err := decodeEntry(e.Data)
 	if err != nil {
@@ -49,6 +50,8 @@ func (p *Plane) ApplyReplicated(g replication.GroupID, e replication.Entry) {
 		res.code = wire.ErrCannotAppendMessage.Code
 	case ent.kind == entrySend:
 		res = p.applySend(rep, &ent, e.Index)
+	case ent.kind == entryPurged:
+		// A batch a later purge removed: nothing to do.
 	case ent.kind == entryPurge:
 		res = p.applyPurge(rep, e.Index)
 	default:
@@ -63,55 +66,44 @@ func (p *Plane) ApplyReplicated(g replication.GroupID, e replication.Entry) {
 	cl.deliver(&ent, res)
 }
 
-// applySend stores one stamped batch (see ApplyReplicated).
+// applySend makes one committed batch visible. Its record is normally in
+// the segment already (segLog.Append stored it, unrevealed); a batch that
+// segLog kept whole (no segLog: tests with a bare log) is appended now.
+// A batch ending at or below the revealed end applied before (a restart
+// replays the log).
 func (p *Plane) applySend(rep *replica, e *entry, index uint64) applyResult {
 	part := rep.part
+	_, revealed := part.log.Bounds()
 	next, _ := part.log.Tail()
+	end := e.base + uint64(e.count)
 	switch {
-	case e.base < next:
-		return applyResult{base: e.base} // stored before a restart
-	case e.base > next:
+	case end <= revealed:
+		return applyResult{base: e.base} // applied before a restart
+	case e.base != revealed:
 		rep.halted.Store(true)
 		p.log.Error("partition stopped: a replicated batch does not continue its log",
-			"dir", part.dir, "group", uint64(rep.group), "index", index, "base_offset", e.base, "next_offset", next)
+			"dir", part.dir, "group", uint64(rep.group), "index", index, "base_offset", e.base, "next_offset", revealed)
 		return applyResult{code: wire.ErrCannotAppendMessage.Code}
-	}
-	_, err := p.appendStamped(part, e)
-	part.traffic.in(err, e.count, len(e.rec))
-	if err != nil {
-		p.log.Warn("replicated append failed", "dir", part.dir, "index", index, "err", err)
-		if errors.Is(err, storage.ErrRecordTooLarge) || errors.Is(err, storage.ErrEmptyRecord) {
-			return applyResult{code: wire.ErrInvalidCommand.Code}
+	case e.stored || end <= next:
+		if next < end {
+			rep.halted.Store(true)
+			p.log.Error("partition stopped: a committed batch is missing from the segment",
+				"dir", part.dir, "group", uint64(rep.group), "index", index, "base_offset", e.base, "stored_to", next)
+			return applyResult{code: wire.ErrCannotAppendMessage.Code}
 		}
-		return applyResult{code: wire.ErrCannotAppendMessage.Code}
+	default:
+		if _, err := part.log.AppendStamped(e.rec, e.count, e.base, e.ts); err != nil {
+			part.traffic.in(err, e.count, len(e.rec))
+			p.log.Warn("replicated append failed", "dir", part.dir, "index", index, "err", err)
+			if errors.Is(err, storage.ErrRecordTooLarge) || errors.Is(err, storage.ErrEmptyRecord) {
+				return applyResult{code: wire.ErrInvalidCommand.Code}
+			}
+			return applyResult{code: wire.ErrCannotAppendMessage.Code}
+		}
 	}
+	part.log.Reveal(end)
+	part.traffic.in(nil, e.count, int(e.recLen))
 	return applyResult{base: e.base}
-}
-
-// appendStamped stores e's record as stamped, or sealed and re-checksummed
-// into a pooled buffer on an encrypted partition (e.rec is raft's memory
-// and is not modified).
-func (p *Plane) appendStamped(part *partition, e *entry) (storage.AppendResult, error) {
-	c := part.crypt
-	if c == nil {
-		return part.log.AppendStamped(e.rec, e.count, e.base, e.ts)
-	}
-	buf := c.cipher.GetBuffer()
-	defer c.cipher.PutBuffer(buf)
-	sealed, err := c.cipher.EncryptBatch((*buf)[:0], e.rec)
-	*buf = sealed
-	if err != nil {
-		if errors.Is(err, encryption.ErrLayout) {
-			return storage.AppendResult{}, fmt.Errorf("%w: %w", storage.ErrRecordTooLarge, err)
-		}
-		return storage.AppendResult{}, err
-	}
-	v, _, err := wire.ParseBatch(sealed)
-	if err != nil {
-		return storage.AppendResult{}, fmt.Errorf("sealed batch: %w", err)
-	}
-	v.Stamp(uint64(part.id), e.base, e.ts)
-	return part.log.AppendStamped(sealed, e.count, e.base, e.ts)
 }
 
 // applyOffset applies a consumer-offset store, advance (auto-commit) or

@@ -14,9 +14,10 @@ import (
 // it. All integers are little endian:
 //
 //	0  u8   kind (entrySend, entryOffsetStore, entryOffsetAdvance,
-//	        entryOffsetDelete, entryPurge)
+//	        entryOffsetDelete, entryPurge, entryPurged)
 //	1  u8   version (1)
-//	2  u8   flags (flagWindowed: the request enters the duplicate window)
+//	2  u8   flags (flagWindowed: the request enters the duplicate window;
+//	        flagStored: in the raft log file only, see cluster_seglog.go)
 //	3  u8   reserved (0)
 //	4  u32  origin: replica id of the node that proposed it
 //	8  u64  nonce: the origin's id for its waiting handler
@@ -24,8 +25,10 @@ import (
 //	32 u64  request number
 //	40 u64  window hash (the body hash of the duplicate window)
 //	48      kind-specific part:
-//	        send:    u32 message count, u32 reserved, u64 base offset,
-//	                 u64 base timestamp, then the batch record
+//	        send:    u32 message count, u32 record length (0 until the
+//	                 entry is stored), u64 base offset, u64 base
+//	                 timestamp, then the batch record (absent when
+//	                 flagStored: the record is in the segment files)
 //	        offsets: u8 consumer kind, 3 reserved, u32 consumer id,
 //	                 u64 offset
 //	        purge:   nothing
@@ -38,17 +41,22 @@ const (
 	entryOffsetAdvance = 3
 	entryOffsetDelete  = 4
 	entryPurge         = 5
+	// entryPurged stands in for a stored batch that a later purge
+	// removed (cluster_seglog.go): it has no effect.
+	entryPurged = 6
 
 	entryVersion = 1
 	flagWindowed = 1
+	flagStored   = 2
 
 	entryCommonLen = 48
 	entrySendLen   = entryCommonLen + 24 // header before the batch record
 	entryOffsetLen = entryCommonLen + 16
 
-	offSendCount = entryCommonLen
-	offSendBase  = entryCommonLen + 8
-	offSendTs    = entryCommonLen + 16
+	offSendCount  = entryCommonLen
+	offSendRecLen = entryCommonLen + 4
+	offSendBase   = entryCommonLen + 8
+	offSendTs     = entryCommonLen + 16
 )
 
 // errBadEntry is a partition log entry that does not decode.
@@ -66,6 +74,10 @@ type entry struct {
 	count    uint32
 	base, ts uint64
 	rec      []byte
+	// stored: the record is in the segment files, not in rec (a raft log
+	// header, see cluster_seglog.go); recLen is its length.
+	stored bool
+	recLen uint32
 
 	// offsets
 	consumer storage.ConsumerKind
@@ -88,25 +100,37 @@ func (e *entry) appendCommon(dst []byte) []byte {
 	return binary.LittleEndian.AppendUint64(dst, e.key.hash)
 }
 
-// encode returns a fresh slice holding the entry (raft keeps it).
-func (e *entry) encode() []byte {
+// encode returns a fresh slice holding the entry.
+func (e *entry) encode() []byte { return e.appendTo(make([]byte, 0, e.size())) }
+
+// size is the encoded length of e.
+func (e *entry) size() int {
 	switch e.kind {
 	case entrySend:
-		out := make([]byte, 0, entrySendLen+len(e.rec))
-		out = e.appendCommon(out)
-		out = binary.LittleEndian.AppendUint32(out, e.count)
-		out = binary.LittleEndian.AppendUint32(out, 0)
-		out = binary.LittleEndian.AppendUint64(out, e.base)
-		out = binary.LittleEndian.AppendUint64(out, e.ts)
-		return append(out, e.rec...)
+		return entrySendLen + len(e.rec)
 	case entryOffsetStore, entryOffsetAdvance, entryOffsetDelete:
-		out := make([]byte, 0, entryOffsetLen)
-		out = e.appendCommon(out)
-		out = append(out, uint8(e.consumer), 0, 0, 0)
-		out = binary.LittleEndian.AppendUint32(out, e.id)
-		return binary.LittleEndian.AppendUint64(out, e.offset)
+		return entryOffsetLen
+	}
+	return entryCommonLen
+}
+
+// appendTo appends the encoded entry to dst.
+func (e *entry) appendTo(dst []byte) []byte {
+	switch e.kind {
+	case entrySend:
+		dst = e.appendCommon(dst)
+		dst = binary.LittleEndian.AppendUint32(dst, e.count)
+		dst = binary.LittleEndian.AppendUint32(dst, 0)
+		dst = binary.LittleEndian.AppendUint64(dst, e.base)
+		dst = binary.LittleEndian.AppendUint64(dst, e.ts)
+		return append(dst, e.rec...)
+	case entryOffsetStore, entryOffsetAdvance, entryOffsetDelete:
+		dst = e.appendCommon(dst)
+		dst = append(dst, uint8(e.consumer), 0, 0, 0)
+		dst = binary.LittleEndian.AppendUint32(dst, e.id)
+		return binary.LittleEndian.AppendUint64(dst, e.offset)
 	default:
-		return e.appendCommon(make([]byte, 0, entryCommonLen))
+		return e.appendCommon(dst)
 	}
 }
 
@@ -125,13 +149,18 @@ func decodeEntry(b []byte) (entry, error) {
 	e.key.hash = binary.LittleEndian.Uint64(b[40:])
 	switch e.kind {
 	case entrySend:
-		if len(b) < entrySendLen+wire.BatchHeaderSize {
+		e.stored = b[2]&flagStored != 0
+		if e.stored && len(b) != entrySendLen || !e.stored && len(b) < entrySendLen+wire.BatchHeaderSize {
 			return e, fmt.Errorf("%w: send of %d bytes", errBadEntry, len(b))
 		}
 		e.count = binary.LittleEndian.Uint32(b[offSendCount:])
+		e.recLen = binary.LittleEndian.Uint32(b[offSendRecLen:])
 		e.base = binary.LittleEndian.Uint64(b[offSendBase:])
 		e.ts = binary.LittleEndian.Uint64(b[offSendTs:])
-		e.rec = b[entrySendLen:]
+		if !e.stored {
+			e.rec = b[entrySendLen:]
+			e.recLen = uint32(len(e.rec))
+		}
 	case entryOffsetStore, entryOffsetAdvance, entryOffsetDelete:
 		if len(b) != entryOffsetLen {
 			return e, fmt.Errorf("%w: offset entry of %d bytes", errBadEntry, len(b))
@@ -139,7 +168,7 @@ func decodeEntry(b []byte) (entry, error) {
 		e.consumer = storage.ConsumerKind(b[entryCommonLen])
 		e.id = binary.LittleEndian.Uint32(b[entryCommonLen+4:])
 		e.offset = binary.LittleEndian.Uint64(b[entryCommonLen+8:])
-	case entryPurge:
+	case entryPurge, entryPurged:
 	default:
 		return e, fmt.Errorf("%w: kind %d", errBadEntry, e.kind)
 	}

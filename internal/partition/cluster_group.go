@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"time"
@@ -56,12 +57,6 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		}
 	}
 	part := rep.part
-	stamp, err := newStampLog(st, part.id, p.opts.Clock, part.log.Tail, part.inWindow)
-	if err != nil {
-		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
-		closeStorage(st)
-		return
-	}
 	purged, err := readPurgeIndex(part.dir)
 	if err != nil {
 		log.Error("partition purge record unreadable; the partition is not replicated on this node", "err", err)
@@ -69,7 +64,25 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		return
 	}
 	rep.purgedAt = purged
-	rep.store = st
+	seg, err := openSegLog(st, part.log, func() uint64 { return rep.purgedAt }, func(index uint64) error {
+		if res := p.applyPurge(rep, index); res.code != 0 {
+			return fmt.Errorf("purge of partition %s failed (status %d)", part.dir, res.code)
+		}
+		return nil
+	})
+	if err != nil {
+		log.Error("partition raft log and segments disagree; the partition is not replicated on this node (remove the node and add it again under a new id to rebuild it)", "err", err)
+		closeStorage(st)
+		return
+	}
+	stamp, err := newStampLog(seg, part.id, p.opts.Clock, part.log.Tail, part.inWindow)
+	if err != nil {
+		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
+		closeStorage(st)
+		return
+	}
+	rep.store = seg
+	rep.seg = seg
 	rep.stamp = stamp
 	ctx, cancel := context.WithTimeout(ctx, groupOpTimeout)
 	defer cancel()

@@ -94,6 +94,9 @@ func (r *testReplicator) Leader(id replication.GroupID) (replication.NodeID, boo
 func (r *testReplicator) WaitFor(ctx context.Context, id replication.GroupID, cond func(replication.View) bool) (replication.View, error) {
 	return r.host().WaitFor(ctx, id, cond)
 }
+func (r *testReplicator) CompactTo(ctx context.Context, id replication.GroupID, index uint64, data []byte) error {
+	return r.host().CompactTo(ctx, id, index, data)
+}
 
 // planeSM routes the host's state machine calls to the plane, as the
 // broker does for every group but the metadata group.

@@ -19,22 +19,25 @@ var (
 	errInFlight  = errors.New("partition: the same request is in flight in the raft log")
 	errDuplicate = errors.New("partition: the same request is already committed")
 	errReplaying = errors.New("partition: the raft log is still being replayed")
+	// errPurgePending: a purge entry in the log has not applied yet; the
+	// handler retries the batch (see stampLog.purging).
+	errPurgePending = errors.New("partition: a purge in the raft log has not applied yet")
 )
 
 // seedInflight records the windowed entries after the stored commit index
 // (a restart: the committed ones are applied again before any proposal).
 func (s *stampLog) seedInflight(last uint64) error {
-	hs, _, err := s.LogStorage.InitialState()
+	hs, _, err := s.hdr.InitialState()
 	if err != nil {
 		return fmt.Errorf("partition %d raft state: %w", s.pid, err)
 	}
-	first, err := s.LogStorage.FirstIndex()
+	first, err := s.hdr.FirstIndex()
 	if err != nil {
 		return fmt.Errorf("partition %d raft log: %w", s.pid, err)
 	}
 	for lo := max(hs.GetCommit()+1, first); lo <= last; lo += scanBackChunk {
 		hi := min(lo+scanBackChunk, last+1)
-		ents, err := s.LogStorage.Entries(lo, hi, ^uint64(0))
+		ents, err := s.hdr.Entries(lo, hi, ^uint64(0))
 		if err != nil {
 			return fmt.Errorf("partition %d raft log entries %d..%d: %w", s.pid, lo, hi-1, err)
 		}
@@ -46,17 +49,17 @@ func (s *stampLog) seedInflight(last uint64) error {
 // findReplayEnd sets replayTo: the last entry with data at or below the
 // stored commit index.
 func (s *stampLog) findReplayEnd() error {
-	hs, _, err := s.LogStorage.InitialState()
+	hs, _, err := s.hdr.InitialState()
 	if err != nil {
 		return fmt.Errorf("partition %d raft state: %w", s.pid, err)
 	}
-	first, err := s.LogStorage.FirstIndex()
+	first, err := s.hdr.FirstIndex()
 	if err != nil {
 		return fmt.Errorf("partition %d raft log: %w", s.pid, err)
 	}
 	for hi := hs.GetCommit(); hi >= first && hi > 0; {
 		lo := max(first, hi-min(hi, scanBackChunk-1))
-		ents, err := s.LogStorage.Entries(lo, hi+1, ^uint64(0))
+		ents, err := s.hdr.Entries(lo, hi+1, ^uint64(0))
 		if err != nil {
 			return fmt.Errorf("partition %d raft log entries %d..%d: %w", s.pid, lo, hi, err)
 		}
@@ -92,8 +95,12 @@ func (s *stampLog) bindInflight(ents []*raftpb.Entry) {
 func (s *stampLog) applied(index uint64, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lastApplied = index
 	if index >= s.replayTo {
 		s.replayed = true
+	}
+	if len(data) >= entryCommonLen && data[0] == entryPurge && s.purging != inflightUnbound && index >= s.purging {
+		s.purging = 0
 	}
 	key, ok := windowKeyOf(data)
 	if !ok {
@@ -102,4 +109,37 @@ func (s *stampLog) applied(index uint64, data []byte) {
 	if at, ok := s.inflight[key]; ok && (at <= index || at == inflightUnbound) {
 		delete(s.inflight, key)
 	}
+}
+
+// bindPurge records the last purge entry among ents as the pending one.
+func (s *stampLog) bindPurge(ents []*raftpb.Entry) {
+	for i := len(ents) - 1; i >= 0; i-- {
+		if m, _, _ := markOf(ents[i].GetData()); m == markPurge && ents[i].GetType() == raftpb.EntryNormal {
+			s.mu.Lock()
+			s.purging = ents[i].GetIndex()
+			s.mu.Unlock()
+			return
+		}
+	}
+}
+
+// rescanPurge recomputes purging after the entries above hi were
+// replaced: the last mark at or below hi, when it is a purge after the
+// last applied index (a batch after a purge proves that purge committed,
+// so it needs no guard).
+func (s *stampLog) rescanPurge(hi uint64) error {
+	s.mu.Lock()
+	applied := s.lastApplied
+	s.purging = 0
+	s.mu.Unlock()
+	m, _, _, at, err := s.scanBack(hi)
+	if err != nil {
+		return err
+	}
+	if m == markPurge && at > applied {
+		s.mu.Lock()
+		s.purging = at
+		s.mu.Unlock()
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -49,26 +50,45 @@ const (
 
 // purgeCluster queues the purge proposals of a topic's partitions.
 func (p *Plane) purgeCluster(t catalog.TopicRef) {
+	p.proposeToTopic(t, "purge", func() *entry { return &entry{kind: entryPurge} })
+}
+
+// deleteGroupOffsetsCluster queues, for every partition of a topic, the
+// proposal that deletes a consumer group's offset (DeleteGroupOffsets in
+// cluster mode): like a purge, the deletion then applies at one log
+// position on every replica instead of at each node's metadata apply.
+func (p *Plane) deleteGroupOffsetsCluster(t catalog.TopicRef, group uint32) {
+	p.proposeToTopic(t, "delete group offsets", func() *entry {
+		return &entry{kind: entryOffsetDelete, consumer: storage.KindGroup, id: group}
+	})
+}
+
+// proposeToTopic queues, for each partition group of topic t, the
+// proposal of the entry mk returns by that group's leader (what names it
+// in log lines).
+func (p *Plane) proposeToTopic(t catalog.TopicRef, what string, mk func() *entry) {
 	for _, part := range p.topicParts(t) {
 		g := GroupID(t, part.id)
 		if p.cl.replicaOf(g) == nil {
 			continue
 		}
-		p.cl.ops.push(func(ctx context.Context) { p.proposePurge(ctx, g) })
+		e := mk()
+		e.origin = uint32(p.cl.r.Self())
+		data := e.encode()
+		p.cl.ops.push(func(ctx context.Context) { p.proposeAsLeader(ctx, g, what, data) })
 	}
 }
 
-// proposePurge proposes a purge entry to group g if this node leads it,
+// proposeAsLeader proposes data to group g if this node leads it,
 // retrying while leadership is settling.
-func (p *Plane) proposePurge(ctx context.Context, g replication.GroupID) {
+func (p *Plane) proposeAsLeader(ctx context.Context, g replication.GroupID, what string, data []byte) {
 	cl := p.cl
 	ctx, cancel := context.WithTimeout(ctx, purgeLeaderWait)
 	defer cancel()
-	data := (&entry{kind: entryPurge, origin: uint32(cl.r.Self())}).encode()
 	for {
 		v, err := cl.r.WaitFor(ctx, g, func(v replication.View) bool { return v.HasLeader })
 		if err != nil {
-			p.log.Warn("purge: no leader for the partition group", "group", uint64(g), "err", err)
+			p.log.Warn(what+": no leader for the partition group", "group", uint64(g), "err", err)
 			return
 		}
 		if v.Leader != cl.r.Self() {
@@ -81,7 +101,7 @@ func (p *Plane) proposePurge(ctx context.Context, g replication.GroupID) {
 		case err == nil:
 			return
 		case errors.Is(err, replication.ErrOutcomeUnknown) || ctx.Err() != nil:
-			p.log.Warn("purge proposal outcome unknown", "group", uint64(g), "err", err)
+			p.log.Warn(what+": proposal outcome unknown", "group", uint64(g), "err", err)
 			return
 		}
 		select {
@@ -107,6 +127,7 @@ func (p *Plane) applyPurge(rep *replica, index uint64) applyResult {
 		p.log.Error("record of a replicated purge not written; a restart re-applies older entries", "dir", part.dir, "err", err)
 	}
 	rep.purgedAt = index
+	p.compactAtPurge(rep, index)
 	return applyResult{}
 }
 

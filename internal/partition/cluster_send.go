@@ -40,6 +40,10 @@ import (
 // leaderWait bounds the wait for a partition group's first leader.
 const leaderWait = 3 * time.Second
 
+// purgeRetry is the pause before a batch held back by a pending purge is
+// proposed again.
+const purgeRetry = 2 * time.Millisecond
+
 // awaitLeader returns 0 if this node leads group g, else 58.
 func (cl *cluster) awaitLeader(g replication.GroupID) uint32 {
 	if l, ok := cl.r.Leader(g); ok {
@@ -61,10 +65,21 @@ func (cl *cluster) awaitLeader(g replication.GroupID) uint32 {
 func (cl *cluster) propose(g replication.GroupID, e *entry) applyResult {
 	nonce, ch := cl.wait()
 	e.origin, e.nonce = uint32(cl.r.Self()), nonce
-	data := e.encode()
+	buf := cl.proposals.get(e.size())
+	data := e.appendTo((*buf)[:0])
 	ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
 	_, err := cl.r.Propose(ctx, g, data)
+	for errors.Is(err, errPurgePending) && ctx.Err() == nil {
+		// A purge ahead in the log has not applied yet (stampLog): the
+		// batch is stamped once it has.
+		time.Sleep(purgeRetry)
+		_, err = cl.r.Propose(ctx, g, data)
+	}
 	cancel()
+	if proposalSettled(err) {
+		*buf = data
+		cl.proposals.put(buf)
+	}
 	if err != nil {
 		cl.forget(nonce)
 		if errors.Is(err, errDuplicate) {
@@ -84,12 +99,22 @@ func (cl *cluster) propose(g replication.GroupID, e *entry) applyResult {
 	}
 }
 
+// proposalSettled reports whether a Propose that returned err is done
+// with its data: raft copies a proposal when it appends it, and the
+// host's loop has run the proposal unless the call gave up waiting
+// (outcome unknown, the caller's deadline, the host stopping), in which
+// case the loop may still read the data later.
+func proposalSettled(err error) bool {
+	return err == nil || !(errors.Is(err, replication.ErrOutcomeUnknown) || errors.Is(err, replication.ErrStopped) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled))
+}
+
 // proposeCode maps a Propose error to the status answered.
 func proposeCode(err error) uint32 {
 	switch {
 	case errors.Is(err, replication.ErrOutcomeUnknown), errors.Is(err, errInFlight):
 		return wire.ErrTransientNotCommitted.Code
-	case errors.Is(err, errReplaying):
+	case errors.Is(err, errReplaying), errors.Is(err, errPurgePending):
 		return wire.ErrTransientNotAccepted.Code
 	case errors.Is(err, replication.ErrNotLeader), errors.Is(err, replication.ErrProposalDropped),
 		errors.Is(err, replication.ErrProposalLost), errors.Is(err, replication.ErrUnknownGroup),
@@ -135,6 +160,25 @@ func (p *Plane) sendCluster(x *dispatch.Exchange, streamID, topicID, pid uint32,
 	if !part.begin(key) {
 		x.Reply(binary.LittleEndian.AppendUint32(x.Scratch(), 0))
 		return
+	}
+	if c := part.crypt; c != nil {
+		// Sealed before proposing: every replica stores the leader's
+		// ciphertext (the cluster's nodes share the key).
+		buf := c.cipher.GetBuffer()
+		defer c.cipher.PutBuffer(buf)
+		sealed, err := c.cipher.EncryptBatch((*buf)[:0], rec)
+		*buf = sealed
+		if err != nil {
+			part.end(key, false)
+			if errors.Is(err, encryption.ErrLayout) {
+				x.Deny(wire.ErrInvalidCommand.Code)
+			} else {
+				p.log.Warn("encrypt batch", "dir", part.dir, "err", err)
+				x.Deny(wire.ErrCannotAppendMessage.Code)
+			}
+			return
+		}
+		rec = sealed
 	}
 	res := cl.propose(g, &entry{kind: entrySend, windowed: true, key: key, count: count, rec: rec})
 	part.end(key, res.code == 0)

@@ -32,6 +32,9 @@ import (
 // mutex makes the start-up computation and tests race-free.
 type stampLog struct {
 	replication.LogStorage
+	// hdr is the log scanned for marks and keys: the inner log of a
+	// segLog (headers only, no batch read back), else the log itself.
+	hdr   replication.LogStorage
 	pid   uint32
 	clock func() time.Time
 	// stored returns the partition's own next offset and last timestamp,
@@ -52,13 +55,24 @@ type stampLog struct {
 	// (errReplaying, answered 58).
 	replayTo uint64
 	replayed bool
+	// purging is the index of the last purge entry in the log and not yet
+	// applied (inflightUnbound: accepted, not yet appended; 0: none).
+	// While it is set prepare refuses batches (errPurgePending): a batch
+	// after a purge is stamped only once the purge has applied, which
+	// segLog relies on.
+	purging uint64
+	// lastApplied is the last index applied.
+	lastApplied uint64
 }
 
 // newStampLog wraps st and computes the initial tail: from the last batch
 // or purge entry in the log (a batch ending below the partition's next
 // offset counts as that offset), else the partition's next offset.
 func newStampLog(st replication.LogStorage, pid uint32, clock func() time.Time, stored func() (uint64, uint64), committed func(windowKey) bool) (*stampLog, error) {
-	s := &stampLog{LogStorage: st, pid: pid, clock: clock, stored: stored, committed: committed, inflight: map[windowKey]uint64{}}
+	s := &stampLog{LogStorage: st, hdr: st, pid: pid, clock: clock, stored: stored, committed: committed, inflight: map[windowKey]uint64{}}
+	if h, ok := st.(interface{ headers() replication.LogStorage }); ok {
+		s.hdr = h.headers()
+	}
 	last, err := st.LastIndex()
 	if err != nil {
 		return nil, fmt.Errorf("partition %d raft log: %w", pid, err)
@@ -70,7 +84,7 @@ func newStampLog(st replication.LogStorage, pid uint32, clock func() time.Time, 
 		return nil, err
 	}
 	next, ts := stored()
-	m, end, mts, err := s.scanBack(last)
+	m, end, mts, at, err := s.scanBack(last)
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +93,7 @@ func newStampLog(st replication.LogStorage, pid uint32, clock func() time.Time, 
 		s.tail, s.tailTs = max(end, next), max(mts, ts)
 	case markPurge:
 		s.tail, s.tailTs = 0, ts
+		s.purging = at
 	default:
 		s.tail, s.tailTs = next, ts
 	}
@@ -88,32 +103,33 @@ func newStampLog(st replication.LogStorage, pid uint32, clock func() time.Time, 
 // scanBackChunk is how many entries scanBack reads per call.
 const scanBackChunk = 256
 
-// scanBack finds the last batch or purge entry at or before index hi.
-func (s *stampLog) scanBack(hi uint64) (entryMark, uint64, uint64, error) {
-	first, err := s.LogStorage.FirstIndex()
+// scanBack finds the last batch or purge entry at or before index hi
+// (its mark, end offset, timestamp and index).
+func (s *stampLog) scanBack(hi uint64) (entryMark, uint64, uint64, uint64, error) {
+	first, err := s.hdr.FirstIndex()
 	if err != nil {
-		return markNone, 0, 0, fmt.Errorf("partition %d raft log: %w", s.pid, err)
+		return markNone, 0, 0, 0, fmt.Errorf("partition %d raft log: %w", s.pid, err)
 	}
 	for hi >= first && hi > 0 {
 		lo := first
 		if hi-first+1 > scanBackChunk {
 			lo = hi - scanBackChunk + 1
 		}
-		ents, err := s.LogStorage.Entries(lo, hi+1, ^uint64(0))
+		ents, err := s.hdr.Entries(lo, hi+1, ^uint64(0))
 		if err != nil {
-			return markNone, 0, 0, fmt.Errorf("partition %d raft log entries %d..%d: %w", s.pid, lo, hi, err)
+			return markNone, 0, 0, 0, fmt.Errorf("partition %d raft log entries %d..%d: %w", s.pid, lo, hi, err)
 		}
 		for i := len(ents) - 1; i >= 0; i-- {
 			if ents[i].GetType() != raftpb.EntryNormal {
 				continue
 			}
 			if m, end, ts := markOf(ents[i].GetData()); m != markNone {
-				return m, end, ts, nil
+				return m, end, ts, ents[i].GetIndex(), nil
 			}
 		}
 		hi = lo - 1
 	}
-	return markNone, 0, 0, nil
+	return markNone, 0, 0, 0, nil
 }
 
 // Append stores entries and moves the tail to the last batch or purge
@@ -138,9 +154,16 @@ func (s *stampLog) Append(entries []*raftpb.Entry) error {
 				delete(s.inflight, k)
 			}
 		}
+		cut := s.purging != inflightUnbound && s.purging >= from
 		s.mu.Unlock()
+		if cut {
+			if err := s.rescanPurge(from - 1); err != nil {
+				return err
+			}
+		}
 	}
 	s.bindInflight(entries)
+	s.bindPurge(entries)
 	for i := len(entries) - 1; i >= 0; i-- {
 		if entries[i].GetType() != raftpb.EntryNormal {
 			continue
@@ -153,7 +176,7 @@ func (s *stampLog) Append(entries []*raftpb.Entry) error {
 	if entries[0].GetIndex() > last {
 		return nil // nothing replaced, no batch appended: tail unchanged
 	}
-	m, end, ts, err := s.scanBack(entries[0].GetIndex() - 1)
+	m, end, ts, _, err := s.scanBack(entries[0].GetIndex() - 1)
 	if err != nil {
 		return err
 	}
@@ -236,6 +259,12 @@ func (s *stampLog) prepare(data []byte) (func(), error) {
 	}
 	switch data[0] {
 	case entrySend:
+		s.mu.Lock()
+		purging := s.purging != 0
+		s.mu.Unlock()
+		if purging {
+			return nil, errPurgePending
+		}
 		if len(data) < entrySendLen+wire.BatchHeaderSize {
 			return nil, fmt.Errorf("%w: send of %d bytes", errBadEntry, len(data))
 		}
@@ -252,7 +281,12 @@ func (s *stampLog) prepare(data []byte) (func(), error) {
 		batch.Stamp(uint64(s.pid), base, ts)
 		return func() { bind(); s.setMark(markBatch, base+uint64(count), ts) }, nil
 	case entryPurge:
-		return func() { s.setMark(markPurge, 0, 0) }, nil
+		return func() {
+			s.setMark(markPurge, 0, 0)
+			s.mu.Lock()
+			s.purging = inflightUnbound
+			s.mu.Unlock()
+		}, nil
 	}
 	return bind, nil
 }

@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -209,8 +210,9 @@ func TestProposeCode(t *testing.T) {
 	}
 }
 
-// TestSnapshotRestore: a snapshot is the partition's position; a replica
-// that already holds it restores, a lagging one refuses.
+// TestSnapshotRestore: a snapshot is the partition's revealed position
+// and its consumer offsets; restoring one the replica is not at drops its
+// segments and restarts it there with the snapshot's offsets.
 func TestSnapshotRestore(t *testing.T) {
 	r := &testReplicator{self: 0, voters: []replication.NodeID{0}}
 	p := newClusterPlane(t, t.TempDir(), r, nil, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
@@ -219,21 +221,43 @@ func TestSnapshotRestore(t *testing.T) {
 	if err := p.CreatePartitions(clusterRef, []uint32{0}); err != nil {
 		t.Fatal(err)
 	}
+	part := p.lookup(clusterRef.Incarnation, 0)
 	appendTo(t, p, clusterRef, 0, 5)
+	appendTo(t, p, clusterRef, 0, 3) // not revealed: not in a snapshot
+	part.log.Reveal(5)
+	if err := part.log.Offsets().Store(storage.KindConsumer, 7, 2); err != nil {
+		t.Fatal(err)
+	}
 	g := GroupID(clusterRef, 0)
 	data, err := p.SnapshotReplicated(g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := decodeSnapshot(data); err != nil || s.next != 5 {
+	s, err := decodeSnapshot(data)
+	if err != nil || s.next != 5 || len(s.offsets) != 1 || s.offsets[0] != (storage.OffsetEntry{Kind: storage.KindConsumer, ID: 7, Offset: 2}) {
 		t.Fatalf("snapshot %+v %v", s, err)
 	}
 	if err := p.RestoreReplicated(g, 10, data); err != nil {
 		t.Fatalf("restore of what is held: %v", err)
 	}
-	ahead := partSnapshot{next: 6}.encode()
-	if err := p.RestoreReplicated(g, 10, ahead); !errors.Is(err, errSnapshotTransfer) {
+	if next, _ := part.log.Tail(); next != 5 {
+		t.Fatalf("restore kept unrevealed records: tail %d, want 5", next)
+	}
+	ahead := partSnapshot{next: 40, ts: 9, offsets: []storage.OffsetEntry{{Kind: storage.KindGroup, ID: 1, Offset: 30}}}.encode()
+	if err := p.RestoreReplicated(g, 20, ahead); err != nil {
 		t.Fatalf("restore of a snapshot ahead: %v", err)
+	}
+	if first, next := part.log.Bounds(); first != 40 || next != 40 {
+		t.Fatalf("after a restore ahead the partition spans %d..%d, want empty at 40", first, next)
+	}
+	if _, ok := part.log.Offsets().Get(storage.KindConsumer, 7); ok {
+		t.Fatal("an offset absent from the snapshot survived the restore")
+	}
+	if off, ok := part.log.Offsets().Get(storage.KindGroup, 1); !ok || off != 30 {
+		t.Fatalf("group offset after restore: %d %v", off, ok)
+	}
+	if _, err := decodeSnapshot(data[:len(data)-1]); err == nil {
+		t.Fatal("a truncated snapshot decoded")
 	}
 	if _, err := p.SnapshotReplicated(g + 1); !errors.Is(err, replication.ErrUnknownGroup) {
 		t.Fatalf("snapshot of an unknown group: %v", err)

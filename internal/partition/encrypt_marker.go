@@ -137,7 +137,10 @@ func openCrypt(dir string, c *encryption.Cipher, log *storage.Partition, lg *slo
 	if err != nil {
 		return nil, err
 	}
-	first, next := log.Bounds()
+	// Tail, not Bounds: a Held (cluster) partition reveals nothing
+	// before its raft group starts.
+	first, _ := log.Bounds()
+	next, _ := log.Tail()
 	encrypted := found && next > max(first, m.PlaintextBefore)
 	switch {
 	case c == nil && !found:

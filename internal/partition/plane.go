@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -200,6 +201,7 @@ func (p *Plane) storageOptions(s wire.TopicSettings, id uint32) storage.Options 
 		SegmentBytes:   seg,
 		Preallocate:    s.PreallocateSegments,
 		Fsync:          s.EnforceFsync,
+		Held:           p.cl != nil,
 		OffsetsFsync:   s.ConsumerOffsetFsync,
 		FlushMessages:  uint64(s.MessagesRequiredToSave),
 		FlushBytes:     s.SizeOfMessagesRequiredToSave,
@@ -366,13 +368,29 @@ func (p *Plane) DeleteSegments(t catalog.TopicRef, partitionID uint32, count uin
 	if part == nil || part.log == nil {
 		return nil
 	}
-	_, err := part.log.DeleteOldestSegments(int(min(count, 1<<30)))
+	n := int(min(count, 1<<30))
+	if p.cl != nil {
+		// The raft log is compacted first, a blocking call to the host,
+		// whose loop may be running this metadata effect: queued.
+		g := GroupID(t, partitionID)
+		p.cl.ops.push(func(context.Context) {
+			if _, err := p.removeOldest(part, g, n); err != nil {
+				p.log.Warn("delete segments", "dir", part.dir, "err", err)
+			}
+		})
+		return nil
+	}
+	_, err := part.log.DeleteOldestSegments(n)
 	return err
 }
 
 // DeleteGroupOffsets implements catalog.Data: the group's offsets are
 // removed from every partition of the topic.
 func (p *Plane) DeleteGroupOffsets(t catalog.TopicRef, group uint32) error {
+	if p.cl != nil {
+		p.deleteGroupOffsetsCluster(t, group)
+		return nil
+	}
 	var errs []error
 	for _, part := range p.topicParts(t) {
 		if part.log == nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -46,8 +47,9 @@ func (p *Plane) retentionPolicy(s wire.TopicSettings, partitions int) storage.Re
 // an injected clock.
 func (p *Plane) RunRetention() storage.Removed {
 	type job struct {
-		log *storage.Partition
-		r   storage.Retention
+		part *partition
+		g    replication.GroupID
+		r    storage.Retention
 	}
 	var jobs []job
 	p.mu.RLock()
@@ -58,19 +60,25 @@ func (p *Plane) RunRetention() storage.Removed {
 		}
 		for _, part := range tp.parts {
 			if part.log != nil {
-				jobs = append(jobs, job{part.log, r})
+				jobs = append(jobs, job{part, GroupID(tp.ref, part.id), r})
 			}
 		}
 	}
 	p.mu.RUnlock()
 	var total storage.Removed
 	for _, j := range jobs {
-		rm, err := j.log.Retain(j.r)
+		var rm storage.Removed
+		var err error
+		if p.cl != nil {
+			rm, err = p.removeOldest(j.part, j.g, j.part.log.RetainCount(j.r))
+		} else {
+			rm, err = j.part.log.Retain(j.r)
+		}
 		if err != nil && !errors.Is(err, storage.ErrClosed) {
-			p.log.Warn("retention", "dir", j.log.Dir(), "err", err)
+			p.log.Warn("retention", "dir", j.part.dir, "err", err)
 		}
 		if rm.Segments > 0 {
-			p.log.Debug("retention removed segments", "dir", j.log.Dir(), "segments", rm.Segments, "messages", rm.Messages, "bytes", rm.Bytes)
+			p.log.Debug("retention removed segments", "dir", j.part.dir, "segments", rm.Segments, "messages", rm.Messages, "bytes", rm.Bytes)
 		}
 		total.Segments += rm.Segments
 		total.Messages += rm.Messages

@@ -1,0 +1,126 @@
+package partition
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/internal/storage"
+)
+
+// Compaction of partition raft logs (cluster mode).
+//
+// A partition group's log holds a header for every batch still in the
+// segment files (cluster_seglog.go). When segments go — retention by age
+// or size, DELETE_SEGMENTS, both node-local as in single-node mode — the
+// log is first compacted up to the last batch they hold (Host.CompactTo
+// with a snapshot of the position right after it, cluster_snapshot.go),
+// and only then are the files removed: raft never finds a header whose
+// record is gone, and a replica behind that point is sent the snapshot. A
+// compaction the host refuses (a membership change applied after the
+// point: the snapshot would record the newer configuration) keeps the
+// segments until a later round can compact past it. After a purge
+// applies, the log is compacted at the purge entry, since every batch
+// before it is gone.
+
+// compactTimeout bounds one CompactTo call.
+const compactTimeout = 10 * time.Second
+
+// removeOldest removes the k oldest sealed segments of part, compacting
+// its group's log first in cluster mode.
+func (p *Plane) removeOldest(part *partition, g replication.GroupID, k int) (storage.Removed, error) {
+	if k <= 0 {
+		return storage.Removed{}, nil
+	}
+	if p.cl != nil {
+		rep := p.cl.replicaOf(g)
+		if rep == nil || rep.seg == nil {
+			return storage.Removed{}, nil // not replicated here (yet): keep the data
+		}
+		var keep uint64
+		if k, keep = part.log.OldestSegmentsEnd(k); k == 0 {
+			return storage.Removed{}, nil
+		}
+		if err := p.compactBefore(rep, keep); err != nil {
+			return storage.Removed{}, err
+		}
+	}
+	return part.log.DeleteOldestSegments(k)
+}
+
+// compactBefore compacts rep's log up to its last stored batch below
+// offset keep.
+func (p *Plane) compactBefore(rep *replica, keep uint64) error {
+	index, ts, found, err := rep.seg.lastBatchBelow(keep, rep.purgedAt)
+	if err != nil || !found {
+		return err
+	}
+	snap := partSnapshot{next: keep, ts: ts, offsets: rep.part.log.Offsets().All()}
+	ctx, cancel := context.WithTimeout(context.Background(), compactTimeout)
+	defer cancel()
+	err = p.cl.r.CompactTo(ctx, rep.group, index, snap.encode())
+	if errors.Is(err, replication.ErrCompactRange) {
+		return nil // compacted past it already
+	}
+	if err != nil {
+		return fmt.Errorf("compact the raft log of %s to index %d before removing segments: %w", rep.part.dir, index, err)
+	}
+	return nil
+}
+
+// compactAtPurge queues the compaction of rep's log at the purge at
+// index (the partition is empty at offset 0 there), once it has applied
+// (a purge executed early by segLog.Append applies later).
+func (p *Plane) compactAtPurge(rep *replica, index uint64) {
+	_, ts := rep.part.log.Tail()
+	data := partSnapshot{ts: ts}.encode()
+	p.cl.ops.push(func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, compactTimeout)
+		defer cancel()
+		_, err := p.cl.r.WaitFor(ctx, rep.group, func(v replication.View) bool { return v.Applied >= index })
+		if err == nil {
+			err = p.cl.r.CompactTo(ctx, rep.group, index, data)
+		}
+		if err != nil && !errors.Is(err, replication.ErrCompactRange) {
+			p.log.Info("raft log not compacted at a purge; it is compacted with the next removal of segments",
+				"dir", rep.part.dir, "index", index, "err", err)
+		}
+	})
+}
+
+// lastBatchBelow scans the headers after the last executed purge for the
+// last stored batch whose base offset is below keep; it returns its index
+// and timestamp.
+func (s *segLog) lastBatchBelow(keep, purgedAt uint64) (index, ts uint64, found bool, err error) {
+	first, err := s.inner.FirstIndex()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	last, err := s.inner.LastIndex()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	for lo := max(first, purgedAt+1); lo <= last; lo += scanBackChunk {
+		hi := min(lo+scanBackChunk, last+1)
+		ents, err := s.inner.Entries(lo, hi, ^uint64(0))
+		if err != nil {
+			return 0, 0, false, fmt.Errorf("raft log entries %d..%d: %w", lo, hi-1, err)
+		}
+		for _, e := range ents {
+			d := e.GetData()
+			if e.GetType() != raftpb.EntryNormal || len(d) != entrySendLen || d[0] != entrySend || d[2]&flagStored == 0 {
+				continue
+			}
+			if binary.LittleEndian.Uint64(d[offSendBase:]) >= keep {
+				return index, ts, found, nil
+			}
+			index, ts, found = e.GetIndex(), binary.LittleEndian.Uint64(d[offSendTs:]), true
+		}
+	}
+	return index, ts, found, nil
+}

@@ -1,0 +1,518 @@
+package partition
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// segLog is a partition group's raft log whose batches live in the
+// partition's segment files (cluster mode): message bytes are written
+// once, to the segment, when raft hands the entry to this node, committed
+// or not.
+//
+// Append writes the stamped record of every send entry to the partition
+// with storage.AppendStamped (the partition is opened in storage's Held
+// mode, so the record stays invisible to consumers) and gives the inner
+// log (the group's raft log files, internal/replication/raftlog) only the
+// entry's header, flagged flagStored and carrying the record length.
+// Every other entry (offsets, purge, configuration changes, the leader's
+// empty entries) goes to the inner log whole. Entries rebuilds a stored
+// entry from its header and the record read back from the segment
+// (storage.ReadRecord), or takes it from a small cache of the entries
+// appended and not yet applied, which serves the apply of fresh entries
+// without a read. Apply (cluster_apply.go) then only reveals the record
+// (storage.Reveal): consumers see committed entries only.
+//
+// raft replacing an uncommitted suffix truncates the segment too
+// (storage.TruncateFrom at the first replaced batch); committed records
+// are never cut (storage refuses to cut revealed ones).
+//
+// Purge. A purge entry resets the offsets, so the batches after it in the
+// log start at offset 0 again and cannot be appended to the segment while
+// the purge has not executed. The leader never stamps a batch while a
+// purge it holds is unapplied (stampLog.prepare answers errPurgePending,
+// and the handler retries), so a batch that follows a purge in any log
+// was proposed after that purge committed. When Append meets a batch
+// after a purge entry not yet executed here, the purge is therefore
+// committed, and Append executes it first (purgeNow: the partition's
+// purge and its record, as its apply would); its apply is then skipped
+// like every entry at or below the recorded purge index.
+//
+// Start-up (openSegLog) reconciles the two files: a record beyond the last
+// stored header (the process died between the two writes) is cut; a
+// stored header whose record is missing (an OS crash lost unsynced
+// segment pages but not the raft log's) stops the group with
+// errSegmentsBehind, and the replica must be rebuilt (remove-node,
+// add-node). Records up to the stored commit index are revealed at once.
+//
+// All methods run on the host's loop (the mutex makes tests and the
+// start-up scan race-free).
+type segLog struct {
+	inner replication.LogStorage
+	part  *storage.Partition
+	// purgeNow executes the committed purge at index (see above).
+	purgeNow func(index uint64) error
+
+	mu sync.Mutex
+	// pendingPurge is the index of the last purge entry appended and not
+	// yet executed here (0: none).
+	pendingPurge uint64
+	// purgedAt returns the index of the last purge executed here.
+	purgedAt func() uint64
+	cache    entryCache
+	buf      []*raftpb.Entry
+}
+
+// errSegmentsBehind: the raft log holds a batch header whose record is not
+// in the segment files.
+var errSegmentsBehind = errors.New("partition: the segment files end before the raft log's last batch")
+
+// errForeignStored: a stored header arrived from raft where a whole entry
+// was expected.
+var errForeignStored = errors.New("partition: a raft entry arrived without its batch")
+
+// segCacheBytes bounds the entries a segLog caches (appended, not yet
+// applied).
+const segCacheBytes = 16 << 20
+
+// openSegLog wraps inner over part and reconciles them (see segLog).
+func openSegLog(inner replication.LogStorage, part *storage.Partition, purgedAt func() uint64, purgeNow func(uint64) error) (*segLog, error) {
+	s := &segLog{inner: inner, part: part, purgeNow: purgeNow, purgedAt: purgedAt}
+	s.cache.max = segCacheBytes
+	if err := s.reconcile(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// mark is what a header scan found: the last batch stored (its end), or a
+// purge entry.
+type segMark struct {
+	index uint64
+	purge bool
+	end   uint64
+}
+
+// lastMark scans the inner log back from hi for the last stored batch or
+// purge entry; ok is false when there is none.
+func (s *segLog) lastMark(hi uint64) (segMark, bool, error) {
+	first, err := s.inner.FirstIndex()
+	if err != nil {
+		return segMark{}, false, err
+	}
+	for hi >= first && hi > 0 {
+		lo := first
+		if hi-first+1 > scanBackChunk {
+			lo = hi - scanBackChunk + 1
+		}
+		ents, err := s.inner.Entries(lo, hi+1, ^uint64(0))
+		if err != nil {
+			return segMark{}, false, fmt.Errorf("raft log entries %d..%d: %w", lo, hi, err)
+		}
+		for i := len(ents) - 1; i >= 0; i-- {
+			e := ents[i]
+			if e.GetType() != raftpb.EntryNormal {
+				continue
+			}
+			d := e.GetData()
+			if len(d) < entryCommonLen || d[1] != entryVersion {
+				continue
+			}
+			switch {
+			case d[0] == entryPurge:
+				return segMark{index: e.GetIndex(), purge: true}, true, nil
+			case d[0] == entrySend && d[2]&flagStored != 0 && len(d) >= entrySendLen:
+				end := binary.LittleEndian.Uint64(d[offSendBase:]) + uint64(binary.LittleEndian.Uint32(d[offSendCount:]))
+				return segMark{index: e.GetIndex(), end: end}, true, nil
+			}
+		}
+		hi = lo - 1
+	}
+	return segMark{}, false, nil
+}
+
+// reconcile cuts records no header refers to, finds a purge not yet
+// executed, and reveals the committed records.
+func (s *segLog) reconcile() error {
+	last, err := s.inner.LastIndex()
+	if err != nil {
+		return err
+	}
+	// The segment's expected end: the last stored batch after the last
+	// executed purge; a purge not executed yet leaves the data before it.
+	hi := last
+	expect, known := uint64(0), false
+	for {
+		m, ok, err := s.lastMark(hi)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		if m.purge {
+			if m.index <= s.purgedAt() {
+				expect, known = 0, true
+				break
+			}
+			if s.pendingPurge == 0 {
+				s.pendingPurge = m.index
+			}
+			hi = m.index - 1
+			continue
+		}
+		expect, known = m.end, true
+		break
+	}
+	next, _ := s.part.Tail()
+	if known && next < expect && s.pendingPurge != 0 && next == 0 {
+		// Empty segments under a purge not recorded as executed: the
+		// process died between the purge and its record (only a purge
+		// empties a partition to offset 0). Record it now.
+		if err := s.purgeNow(s.pendingPurge); err != nil {
+			return fmt.Errorf("complete the purge at %d: %w", s.pendingPurge, err)
+		}
+		s.pendingPurge, expect = 0, 0
+	}
+	if known {
+		switch {
+		case next > expect:
+			if err := s.part.TruncateFrom(expect); err != nil {
+				return fmt.Errorf("cut records beyond the raft log: %w", err)
+			}
+		case next < expect:
+			return fmt.Errorf("%w: segments end at offset %d, the raft log's last batch at %d", errSegmentsBehind, next, expect)
+		}
+	}
+	// Reveal what is committed: the last stored batch at or below the
+	// commit index, unless an executed purge follows it.
+	hs, _, err := s.inner.InitialState()
+	if err != nil {
+		return err
+	}
+	hi = min(hs.GetCommit(), last)
+	for {
+		m, ok, err := s.lastMark(hi)
+		if err != nil || !ok {
+			return err
+		}
+		if m.purge {
+			if m.index <= s.purgedAt() {
+				return nil
+			}
+			hi = m.index - 1
+			continue
+		}
+		s.part.Reveal(m.end)
+		return nil
+	}
+}
+
+// Append stores entries: batches to the segment, headers and every other
+// entry to the inner log (see segLog).
+func (s *segLog) Append(entries []*raftpb.Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(entries) == 0 {
+		return s.inner.Append(entries)
+	}
+	from := entries[0].GetIndex()
+	last, err := s.inner.LastIndex()
+	if err != nil {
+		return err
+	}
+	if from <= last {
+		if err := s.truncate(from, last); err != nil {
+			return err
+		}
+	}
+	out := s.buf[:0]
+	for _, e := range entries {
+		h, err := s.store(e)
+		if err != nil {
+			return fmt.Errorf("raft entry %d: %w", e.GetIndex(), err)
+		}
+		out = append(out, h)
+	}
+	s.buf = out
+	err = s.inner.Append(out)
+	clear(out)
+	if err != nil {
+		return err
+	}
+	s.cache.put(entries)
+	return nil
+}
+
+// truncate handles raft replacing entries from..last: the segment loses
+// the records of replaced batches, a replaced purge is no longer pending.
+func (s *segLog) truncate(from, last uint64) error {
+	s.cache.truncate(from)
+	if s.pendingPurge >= from {
+		s.pendingPurge = 0
+	}
+	for lo := from; lo <= last; lo += scanBackChunk {
+		hi := min(lo+scanBackChunk, last+1)
+		ents, err := s.inner.Entries(lo, hi, ^uint64(0))
+		if err != nil {
+			return fmt.Errorf("raft log entries %d..%d: %w", lo, hi-1, err)
+		}
+		for _, e := range ents {
+			d := e.GetData()
+			if e.GetType() == raftpb.EntryNormal && len(d) >= entrySendLen && d[0] == entrySend && d[2]&flagStored != 0 && d[1] == entryVersion {
+				base := binary.LittleEndian.Uint64(d[offSendBase:])
+				if err := s.part.TruncateFrom(base); err != nil {
+					return fmt.Errorf("replace raft entries from %d: %w", from, err)
+				}
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// store writes e's batch to the segment and returns the header the inner
+// log keeps; other entries are returned as they are.
+func (s *segLog) store(e *raftpb.Entry) (*raftpb.Entry, error) {
+	d := e.GetData()
+	if e.GetType() != raftpb.EntryNormal || len(d) < entryCommonLen || d[1] != entryVersion {
+		return e, nil
+	}
+	switch d[0] {
+	case entryPurge:
+		s.pendingPurge = e.GetIndex()
+		return e, nil
+	case entrySend:
+	default:
+		return e, nil
+	}
+	if d[2]&flagStored != 0 {
+		return nil, errForeignStored
+	}
+	if len(d) < entrySendLen+wire.BatchHeaderSize {
+		return e, nil // malformed: kept whole, its apply reports it
+	}
+	if s.pendingPurge != 0 {
+		if err := s.purgeNow(s.pendingPurge); err != nil {
+			return nil, fmt.Errorf("execute the committed purge at %d: %w", s.pendingPurge, err)
+		}
+		s.pendingPurge = 0
+	}
+	rec := d[entrySendLen:]
+	count := binary.LittleEndian.Uint32(d[offSendCount:])
+	base := binary.LittleEndian.Uint64(d[offSendBase:])
+	ts := binary.LittleEndian.Uint64(d[offSendTs:])
+	if _, err := s.part.AppendStamped(rec, count, base, ts); err != nil {
+		return nil, fmt.Errorf("store batch at offset %d: %w", base, err)
+	}
+	h := make([]byte, entrySendLen)
+	copy(h, d[:entrySendLen])
+	h[2] |= flagStored
+	binary.LittleEndian.PutUint32(h[offSendRecLen:], uint32(len(rec)))
+	return &raftpb.Entry{Term: e.Term, Index: e.Index, Type: e.Type, Data: h}, nil
+}
+
+// Entries returns entries [lo, hi) within maxSize (at least one), stored
+// batches rebuilt from the cache or the segment.
+func (s *segLog) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ents, err := s.inner.Entries(lo, hi, maxSize)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*raftpb.Entry, 0, len(ents))
+	var size uint64
+	for _, e := range ents {
+		full, err := s.whole(e)
+		if err != nil {
+			return nil, err
+		}
+		size += uint64(proto.Size(full))
+		if len(out) > 0 && size > maxSize {
+			break
+		}
+		out = append(out, full)
+	}
+	return out, nil
+}
+
+// whole returns e with its batch (e itself unless it is a stored header).
+func (s *segLog) whole(e *raftpb.Entry) (*raftpb.Entry, error) {
+	d := e.GetData()
+	if e.GetType() != raftpb.EntryNormal || len(d) != entrySendLen || d[0] != entrySend || d[2]&flagStored == 0 {
+		return e, nil
+	}
+	if c := s.cache.get(e.GetIndex()); c != nil && c.GetTerm() == e.GetTerm() {
+		return c, nil
+	}
+	if e.GetIndex() <= s.purgedAt() {
+		// The batch is gone with the purge executed here after it (the
+		// log is compacted there only once the purge has applied, so a
+		// restart in between still holds the header): an entry without
+		// effect takes its place, same index and term, for the replay and
+		// for a follower that lags behind the purge, which then applies
+		// the purge itself.
+		tomb := make([]byte, entryCommonLen)
+		copy(tomb, d[:entryCommonLen])
+		tomb[0], tomb[2] = entryPurged, 0
+		return &raftpb.Entry{Term: e.Term, Index: e.Index, Type: e.Type, Data: tomb}, nil
+	}
+	n := binary.LittleEndian.Uint32(d[offSendRecLen:])
+	base := binary.LittleEndian.Uint64(d[offSendBase:])
+	buf := make([]byte, entrySendLen, entrySendLen+int(n))
+	copy(buf, d)
+	buf[2] &^= flagStored
+	binary.LittleEndian.PutUint32(buf[offSendRecLen:], 0)
+	buf, count, err := s.part.ReadRecord(buf, base)
+	switch {
+	case errors.Is(err, storage.ErrNoRecord):
+		// Removed by retention before the log was compacted past it:
+		// raft sends the snapshot instead.
+		return nil, raft.ErrCompacted
+	case err != nil:
+		return nil, fmt.Errorf("raft entry %d: read batch at offset %d: %w", e.GetIndex(), base, err)
+	case count != binary.LittleEndian.Uint32(d[offSendCount:]) || len(buf) != entrySendLen+int(n):
+		return nil, fmt.Errorf("raft entry %d: the segment record at offset %d holds %d messages in %d bytes, the raft log says %d in %d",
+			e.GetIndex(), base, count, len(buf)-entrySendLen, binary.LittleEndian.Uint32(d[offSendCount:]), n)
+	}
+	return &raftpb.Entry{Term: e.Term, Index: e.Index, Type: e.Type, Data: buf}, nil
+}
+
+// headers returns the inner log: stored batches as headers only (what
+// stampLog scans).
+func (s *segLog) headers() replication.LogStorage { return s.inner }
+
+// applied releases cached entries up to index (called by apply).
+func (s *segLog) applied(index uint64) {
+	s.mu.Lock()
+	s.cache.drop(index)
+	s.mu.Unlock()
+}
+
+// Term, LastIndex, FirstIndex, Snapshot, InitialState and the writes
+// below act on the inner log.
+
+// Term returns the term of entry i.
+func (s *segLog) Term(i uint64) (uint64, error) { return s.inner.Term(i) }
+
+// LastIndex returns the last index of the log.
+func (s *segLog) LastIndex() (uint64, error) { return s.inner.LastIndex() }
+
+// FirstIndex returns the first index of the log.
+func (s *segLog) FirstIndex() (uint64, error) { return s.inner.FirstIndex() }
+
+// Snapshot returns the latest snapshot.
+func (s *segLog) Snapshot() (*raftpb.Snapshot, error) { return s.inner.Snapshot() }
+
+// InitialState returns the stored hard state and configuration.
+func (s *segLog) InitialState() (*raftpb.HardState, *raftpb.ConfState, error) {
+	return s.inner.InitialState()
+}
+
+// SetHardState stores term, vote and commit.
+func (s *segLog) SetHardState(st *raftpb.HardState) error { return s.inner.SetHardState(st) }
+
+// ApplySnapshot replaces the log with snap; the plane's Restore moves the
+// partition to the snapshot's position.
+func (s *segLog) ApplySnapshot(snap *raftpb.Snapshot) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cache.truncate(0)
+	s.pendingPurge = 0
+	return s.inner.ApplySnapshot(snap)
+}
+
+// CreateSnapshot records a snapshot at index i.
+func (s *segLog) CreateSnapshot(i uint64, cs *raftpb.ConfState, data []byte) (*raftpb.Snapshot, error) {
+	return s.inner.CreateSnapshot(i, cs, data)
+}
+
+// Compact discards the log up to compactIndex.
+func (s *segLog) Compact(compactIndex uint64) error {
+	s.mu.Lock()
+	s.cache.drop(compactIndex)
+	s.mu.Unlock()
+	return s.inner.Compact(compactIndex)
+}
+
+// Close closes the inner log (the partition is closed by its owner).
+func (s *segLog) Close() error {
+	closeStorage(s.inner)
+	return nil
+}
+
+// entryCache holds consecutive recent entries by index, up to max bytes.
+type entryCache struct {
+	ents  []*raftpb.Entry
+	first uint64
+	bytes int
+	max   int
+}
+
+func (c *entryCache) get(i uint64) *raftpb.Entry {
+	if len(c.ents) == 0 || i < c.first || i >= c.first+uint64(len(c.ents)) {
+		return nil
+	}
+	return c.ents[i-c.first]
+}
+
+// put adds entries (consecutive, after any truncate of their range).
+func (c *entryCache) put(ents []*raftpb.Entry) {
+	if len(ents) == 0 {
+		return
+	}
+	if len(c.ents) == 0 || ents[0].GetIndex() != c.first+uint64(len(c.ents)) {
+		c.truncate(0)
+		c.first = ents[0].GetIndex()
+	}
+	for _, e := range ents {
+		c.ents = append(c.ents, e)
+		c.bytes += len(e.GetData())
+	}
+	for c.bytes > c.max && len(c.ents) > 0 {
+		c.dropFront()
+	}
+}
+
+// truncate drops entries at or after index i (all when i is 0).
+func (c *entryCache) truncate(i uint64) {
+	if i <= c.first || len(c.ents) == 0 {
+		clear(c.ents)
+		c.ents, c.bytes = c.ents[:0], 0
+		return
+	}
+	keep := int(min(i-c.first, uint64(len(c.ents))))
+	for _, e := range c.ents[keep:] {
+		c.bytes -= len(e.GetData())
+	}
+	clear(c.ents[keep:])
+	c.ents = c.ents[:keep]
+}
+
+// drop releases entries up to index i.
+func (c *entryCache) drop(i uint64) {
+	for len(c.ents) > 0 && c.first <= i {
+		c.dropFront()
+	}
+}
+
+func (c *entryCache) dropFront() {
+	c.bytes -= len(c.ents[0].GetData())
+	c.ents[0] = nil
+	c.ents = c.ents[1:]
+	c.first++
+	if len(c.ents) == 0 {
+		c.ents = nil
+	}
+}

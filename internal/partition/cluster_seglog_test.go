@@ -1,0 +1,303 @@
+package partition
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/internal/replication/raftlog"
+	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// stampedSend is a send entry whose batch is stamped at base, as the
+// leader's Prepare hook leaves it.
+func stampedSend(t *testing.T, base uint64, n int) []byte {
+	t.Helper()
+	rec := testBatch(t, n)
+	v, _, err := wire.ParseBatch(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Stamp(0, base, 100+base)
+	e := entry{kind: entrySend, count: uint32(n), base: base, ts: 100 + base, rec: rec}
+	return e.encode()
+}
+
+// segFixture is a held partition and a segLog over a durable raft log in
+// one directory, reopened at will.
+type segFixture struct {
+	t        *testing.T
+	dir      string
+	part     *storage.Partition
+	inner    *raftlog.Log
+	seg      *segLog
+	purgedAt uint64
+	purges   []uint64
+}
+
+func newSegFixture(t *testing.T) *segFixture {
+	f := &segFixture{t: t, dir: t.TempDir()}
+	f.open()
+	t.Cleanup(f.close)
+	return f
+}
+
+func (f *segFixture) open() {
+	f.t.Helper()
+	var err error
+	if f.part, err = storage.Open(f.dir+"/part", storage.Options{Format: batchFormat{}, Held: true}); err != nil {
+		f.t.Fatal(err)
+	}
+	if f.inner, err = raftlog.Open(f.dir+"/raft", raftlog.Options{}); err != nil {
+		f.t.Fatal(err)
+	}
+	f.seg, err = openSegLog(f.inner, f.part, func() uint64 { return f.purgedAt }, func(i uint64) error {
+		f.purges = append(f.purges, i)
+		f.purgedAt = i
+		return f.part.Purge()
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *segFixture) close() {
+	if f.part != nil {
+		_ = f.part.Close()
+		_ = f.inner.Close()
+		f.part = nil
+	}
+}
+
+func (f *segFixture) reopen() {
+	f.close()
+	f.open()
+}
+
+func (f *segFixture) append(ents ...*raftpb.Entry) {
+	f.t.Helper()
+	if err := f.seg.Append(ents); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *segFixture) tail() uint64 { n, _ := f.part.Tail(); return n }
+
+// TestSegLogStoresBatchesOnce: the batch goes to the segment (held, not
+// visible), the raft log keeps a 72-byte header, and Entries gives back
+// the very bytes from the cache and, once applied, from the segment.
+func TestSegLogStoresBatchesOnce(t *testing.T) {
+	f := newSegFixture(t)
+	e1, e3 := stampedSend(t, 0, 5), stampedSend(t, 5, 3)
+	off := (&entry{kind: entryOffsetStore, consumer: storage.KindConsumer, id: 1, offset: 2}).encode()
+	want := []*raftpb.Entry{raftEntry(1, 1, e1), raftEntry(2, 1, off), raftEntry(3, 1, e3)}
+	f.append(want...)
+	if got := f.tail(); got != 8 {
+		t.Fatalf("segment tail %d, want 8", got)
+	}
+	if _, next := f.part.Bounds(); next != 0 {
+		t.Fatalf("appended batches visible before apply: next %d", next)
+	}
+	hdrs, err := f.inner.Entries(1, 4, ^uint64(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(hdrs[0].GetData()); n != entrySendLen || hdrs[0].GetData()[2]&flagStored == 0 {
+		t.Fatalf("raft log keeps %d bytes for a batch (flags %#x), want a %d-byte stored header", n, hdrs[0].GetData()[2], entrySendLen)
+	}
+	if !bytes.Equal(hdrs[1].GetData(), off) {
+		t.Fatal("an offset entry was not kept whole")
+	}
+	check := func(from string) {
+		t.Helper()
+		got, err := f.seg.Entries(1, 4, ^uint64(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 {
+			t.Fatalf("%s: %d entries", from, len(got))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i].GetData(), want[i].GetData()) || got[i].GetIndex() != want[i].GetIndex() || got[i].GetTerm() != 1 {
+				t.Fatalf("%s: entry %d differs from what was appended", from, i+1)
+			}
+		}
+	}
+	check("cache")
+	f.seg.applied(3)
+	check("segment")
+	// maxSize counts whole entries: one at least, never the whole batch
+	// budget of the headers.
+	if got, err := f.seg.Entries(1, 4, 1); err != nil || len(got) != 1 {
+		t.Fatalf("Entries with maxSize 1: %d entries, %v", len(got), err)
+	}
+	if e, err := decodeEntry(hdrs[0].GetData()); err != nil || !e.stored || e.recLen != uint32(len(e1)-entrySendLen) || e.base != 0 || e.count != 5 {
+		t.Fatalf("stored header decodes to %+v, %v", e, err)
+	}
+	if err := f.seg.Append([]*raftpb.Entry{raftEntry(4, 1, hdrs[0].GetData())}); !errors.Is(err, errForeignStored) {
+		t.Fatalf("a stored header from raft: %v", err)
+	}
+}
+
+// TestSegLogReplacesSuffix: raft replacing uncommitted entries cuts the
+// segment at the first replaced batch.
+func TestSegLogReplacesSuffix(t *testing.T) {
+	f := newSegFixture(t)
+	f.append(raftEntry(1, 1, stampedSend(t, 0, 5)), raftEntry(2, 1, stampedSend(t, 5, 3)), raftEntry(3, 1, stampedSend(t, 8, 1)))
+	f.part.Reveal(5) // entry 1 committed and applied
+	repl := stampedSend(t, 5, 2)
+	f.append(raftEntry(2, 2, repl))
+	if got := f.tail(); got != 7 {
+		t.Fatalf("tail after replacing entries 2..3: %d, want 7", got)
+	}
+	if last, _ := f.seg.LastIndex(); last != 2 {
+		t.Fatalf("last index %d", last)
+	}
+	f.seg.applied(2)
+	got, err := f.seg.Entries(2, 3, ^uint64(0))
+	if err != nil || !bytes.Equal(got[0].GetData(), repl) || got[0].GetTerm() != 2 {
+		t.Fatalf("replaced entry read back wrong: %v", err)
+	}
+	// A replacement reaching a revealed batch is refused by storage.
+	if err := f.seg.Append([]*raftpb.Entry{raftEntry(1, 3, stampedSend(t, 0, 1))}); !errors.Is(err, storage.ErrTruncateRevealed) {
+		t.Fatalf("replacing a committed batch: %v", err)
+	}
+}
+
+// TestSegLogReconcile: a record the raft log never got (the process died
+// between the two writes) is cut at open, committed records are revealed
+// at once, and a header whose record is missing stops the group.
+func TestSegLogReconcile(t *testing.T) {
+	f := newSegFixture(t)
+	f.append(raftEntry(1, 1, stampedSend(t, 0, 5)), raftEntry(2, 1, stampedSend(t, 5, 3)))
+	if err := f.seg.SetHardState(&raftpb.HardState{Term: new(uint64(1)), Commit: new(uint64(1))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.part.AppendStamped(stampedSend(t, 8, 2)[entrySendLen:], 2, 8, 108); err != nil {
+		t.Fatal(err)
+	}
+	f.reopen()
+	if got := f.tail(); got != 8 {
+		t.Fatalf("tail after reopen %d, want 8 (the orphan record cut)", got)
+	}
+	if _, next := f.part.Bounds(); next != 5 {
+		t.Fatalf("revealed after reopen %d, want 5 (entry 1 committed)", next)
+	}
+	f.close()
+	// Lose the segment's last record: the raft log is ahead.
+	part, err := storage.Open(f.dir+"/part", storage.Options{Format: batchFormat{}, Held: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := part.TruncateFrom(5); err != nil {
+		t.Fatal(err)
+	}
+	part.Close()
+	inner, err := raftlog.Open(f.dir+"/raft", raftlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	part, err = storage.Open(f.dir+"/part", storage.Options{Format: batchFormat{}, Held: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer part.Close()
+	if _, err := openSegLog(inner, part, func() uint64 { return 0 }, nil); !errors.Is(err, errSegmentsBehind) {
+		t.Fatalf("open with the segment behind the raft log: %v", err)
+	}
+}
+
+// TestSegLogPurge: a batch after a purge entry not executed yet executes
+// the purge first (it is committed), then starts the new offsets at 0; a
+// reopen keeps that state.
+func TestSegLogPurge(t *testing.T) {
+	f := newSegFixture(t)
+	purge := (&entry{kind: entryPurge}).encode()
+	f.append(raftEntry(1, 1, stampedSend(t, 0, 5)), raftEntry(2, 1, purge))
+	if len(f.purges) != 0 || f.tail() != 5 {
+		t.Fatalf("a purge entry alone executed early (purges %v, tail %d)", f.purges, f.tail())
+	}
+	f.append(raftEntry(3, 1, stampedSend(t, 0, 2)))
+	if len(f.purges) != 1 || f.purges[0] != 2 || f.tail() != 2 {
+		t.Fatalf("purges %v, tail %d; want the purge at 2 executed and tail 2", f.purges, f.tail())
+	}
+	f.reopen()
+	if f.tail() != 2 {
+		t.Fatalf("tail after reopen %d", f.tail())
+	}
+	// A replaced purge entry is no longer pending.
+	f.append(raftEntry(4, 1, purge))
+	f.append(raftEntry(4, 2, stampedSend(t, 2, 1)), raftEntry(5, 2, stampedSend(t, 3, 1)))
+	if len(f.purges) != 1 || f.tail() != 4 {
+		t.Fatalf("a replaced purge executed: purges %v, tail %d", f.purges, f.tail())
+	}
+}
+
+// TestSegLogCompactedRecord: a header whose record retention removed
+// reads as compacted, so raft sends the snapshot.
+func TestSegLogCompactedRecord(t *testing.T) {
+	dir := t.TempDir()
+	part, err := storage.Open(dir, storage.Options{Format: batchFormat{}, Held: true, SegmentBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer part.Close()
+	seg, err := openSegLog(replication.NewMemoryLog(), part, func() uint64 { return 0 }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Revealed one by one: a held partition rolls only when everything
+	// in the active segment is revealed.
+	if err := seg.Append([]*raftpb.Entry{raftEntry(1, 1, stampedSend(t, 0, 5))}); err != nil {
+		t.Fatal(err)
+	}
+	part.Reveal(5)
+	if err := seg.Append([]*raftpb.Entry{raftEntry(2, 1, stampedSend(t, 5, 3))}); err != nil {
+		t.Fatal(err)
+	}
+	part.Reveal(8)
+	seg.applied(2)
+	if rm, err := part.DeleteOldestSegments(1); err != nil || rm.Segments != 1 {
+		t.Fatalf("delete oldest segment: %+v %v", rm, err)
+	}
+	if _, err := seg.Entries(1, 2, ^uint64(0)); !errors.Is(err, raft.ErrCompacted) {
+		t.Fatalf("entry of a removed record: %v", err)
+	}
+	if got, err := seg.Entries(2, 3, ^uint64(0)); err != nil || len(got) != 1 {
+		t.Fatalf("entry of a retained record: %v", err)
+	}
+}
+
+// TestSegLogPurgeRecordLost: the process died after a purge emptied the
+// partition but before the purge was recorded: the open completes it
+// instead of finding the segments behind the raft log; entries before
+// the purge read back as entries without effect.
+func TestSegLogPurgeRecordLost(t *testing.T) {
+	f := newSegFixture(t)
+	purge := (&entry{kind: entryPurge}).encode()
+	f.append(raftEntry(1, 1, stampedSend(t, 0, 5)), raftEntry(2, 1, purge))
+	if err := f.part.Purge(); err != nil { // the purge ran; its record was not written
+		t.Fatal(err)
+	}
+	f.reopen()
+	if len(f.purges) != 1 || f.purges[0] != 2 || f.tail() != 0 {
+		t.Fatalf("purges %v, tail %d: the interrupted purge was not completed", f.purges, f.tail())
+	}
+	got, err := f.seg.Entries(1, 3, ^uint64(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := decodeEntry(got[0].GetData()); err != nil || e.kind != entryPurged || got[0].GetTerm() != 1 {
+		t.Fatalf("a batch before an executed purge reads back as %+v (%v)", e, err)
+	}
+	f.append(raftEntry(3, 1, stampedSend(t, 0, 2)))
+	if f.tail() != 2 {
+		t.Fatalf("tail %d after the first batch past the purge", f.tail())
+	}
+}
