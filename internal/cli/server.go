@@ -38,7 +38,8 @@ The root user is created from IGGY_ROOT_USERNAME/IGGY_ROOT_PASSWORD, else iggy/i
 
 Logs go to standard error and to {system.path}/{system.logging.path}/iggy-server.log;
 RUST_LOG replaces system.logging.level, --log-level replaces both. SIGHUP re-reads
-the configuration file and applies its system.logging.level. Under systemd
+the configuration file and applies its system.logging.level. IGGO_CPU_PROFILE=path
+and IGGO_TRACE=path write a CPU profile and an execution trace to path.<pid>. Under systemd
 (Type=notify) the server reports READY=1, STATUS=, STOPPING=1 and watchdog pings.
 
 --print-config writes the effective configuration (secrets as ******) and
@@ -103,6 +104,11 @@ func runServer(cmd *cobra.Command, env Env, f serverFlags) error {
 		}
 	}
 	ctx := cmd.Context()
+	stopProf, err := startProfiles(env.Environ)
+	if err != nil {
+		return err
+	}
+	defer stopProf()
 	lg, err := logging.New(logging.Options{
 		Config:   cfg.System.Logging,
 		DataPath: cfg.System.Path,
