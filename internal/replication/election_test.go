@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/iggo-dev/iggo/internal/replication/transport"
 )
 
 func TestFirstLeaderIsReplicaZero(t *testing.T) {
@@ -107,4 +112,63 @@ func TestProposeCommitsOnQuorum(t *testing.T) {
 		seq := c.checkSame(1, c.ids)
 		checkAcked(t, 1, seq, acked)
 	})
+}
+
+// TestEarlyMessagesAwaitTheirGroup: replica 0 creates a fresh group and
+// campaigns before its peers have created it; the peers keep that
+// campaign's messages and step them when they add the group, so the
+// first leader is there well within one election timeout of the last
+// AddGroup instead of after replica 0's next campaign.
+func TestEarlyMessagesAwaitTheirGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 3, 1, nil)
+		const g = GroupID(7)
+		c.voters[g] = slices.Clone(c.ids)
+		c.addGroupOn(0, g, GroupOptions{Voters: c.ids})
+		time.Sleep(5 * testTiming.Tick)
+		synctest.Wait()
+		start := time.Now()
+		for _, id := range c.ids[1:] {
+			c.addGroupOn(id, g, GroupOptions{Voters: c.ids})
+		}
+		if l := c.leader(g, 5*time.Second); l != 0 {
+			t.Fatalf("first leader %d, want replica 0", l)
+		}
+		if took := time.Since(start); took >= time.Duration(testTiming.ElectionTicks)*testTiming.Tick/2 {
+			t.Fatalf("first leader %s after its peers created the group", took)
+		}
+		if n := c.hosts[1].Stats(); n.Groups != 1 {
+			t.Fatalf("stats %+v", n)
+		}
+	})
+}
+
+// TestEarlyMessagesBounded: messages for a group that never comes are
+// dropped after their time, and the buffer keeps its bounds.
+func TestEarlyMessagesBounded(t *testing.T) {
+	h := &Host{}
+	big := &raftpb.Message{Type: raftpb.MsgApp.Enum(), Entries: []*raftpb.Entry{{Data: make([]byte, earlyMaxMessageSize)}}}
+	h.holdEarly(1, transport.Envelope{Group: 1, Kind: transport.KindRaft, Msg: big})
+	if len(h.early) != 0 {
+		t.Fatal("a message over the size bound was kept")
+	}
+	small := &raftpb.Message{Type: raftpb.MsgPreVote.Enum()}
+	for range earlyMaxPerGroup + 5 {
+		h.holdEarly(1, transport.Envelope{Group: 1, Kind: transport.KindRaft, Msg: small})
+	}
+	h.holdEarly(1, transport.Envelope{Group: 1, Kind: transport.KindRaft, Msg: &raftpb.Message{Type: raftpb.MsgProp.Enum()}})
+	if n := len(h.early[1].msgs); n != earlyMaxPerGroup {
+		t.Fatalf("%d messages kept for one group, want %d", n, earlyMaxPerGroup)
+	}
+	for g := range uint64(earlyMaxGroups + 10) {
+		h.holdEarly(1, transport.Envelope{Group: 100 + g, Kind: transport.KindRaft, Msg: small})
+	}
+	if len(h.early) != earlyMaxGroups {
+		t.Fatalf("%d groups held, want %d", len(h.early), earlyMaxGroups)
+	}
+	h.ticks += earlyTTLTicks
+	h.expireEarly()
+	if len(h.early) != 0 || h.earlyBytes != 0 {
+		t.Fatalf("after the time to live: %d groups, %d bytes", len(h.early), h.earlyBytes)
+	}
 }

@@ -206,6 +206,7 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 		}
 	}
 	h.markDirty(g)
+	h.releaseEarly(g)
 	return nil
 }
 
@@ -390,28 +391,34 @@ func (h *Host) receive(in inbound) {
 		}
 		g := h.groups[GroupID(e.Group)]
 		if g == nil {
-			continue // not created here yet; raft retries
+			h.holdEarly(in.from, e) // not created here yet (early.go)
+			continue
 		}
-		switch e.Kind {
-		case transport.KindRaft:
-			if e.Msg.GetType() == raftpb.MsgProp {
-				h.proposeForwarded(g, in.from, e.Msg)
-				continue
-			}
-			if g.quiesced {
-				h.wake(g)
-			}
-			if err := h.guard(g, func() error { return g.rn.Step(e.Msg) }); err != nil {
-				if errors.Is(err, ErrLogLost) {
-					h.fail(g, err)
-					continue
-				}
-				h.log.Debug("step", "group", e.Group, "from", uint64(in.from), "err", err)
-			}
-		case transport.KindQuiesce:
-			g.quiesceReq = e.Msg
-		}
+		h.stepEnvelope(g, in.from, e)
 		h.markDirty(g)
+	}
+}
+
+// stepEnvelope hands one envelope from a peer to group g.
+func (h *Host) stepEnvelope(g *group, from NodeID, e transport.Envelope) {
+	switch e.Kind {
+	case transport.KindRaft:
+		if e.Msg.GetType() == raftpb.MsgProp {
+			h.proposeForwarded(g, from, e.Msg)
+			return
+		}
+		if g.quiesced {
+			h.wake(g)
+		}
+		if err := h.guard(g, func() error { return g.rn.Step(e.Msg) }); err != nil {
+			if errors.Is(err, ErrLogLost) {
+				h.fail(g, err)
+				return
+			}
+			h.log.Debug("step", "group", e.Group, "from", uint64(from), "err", err)
+		}
+	case transport.KindQuiesce:
+		g.quiesceReq = e.Msg
 	}
 }
 

@@ -161,6 +161,10 @@ type Host struct {
 	outbox  map[NodeID][]transport.Envelope
 	peers   map[NodeID]*peerState
 	ticks   uint64
+	// early holds raft messages for groups not created yet (early.go);
+	// earlyBytes is their total size.
+	early      map[GroupID]*earlyBox
+	earlyBytes int
 }
 
 // New starts a host. Close stops it.

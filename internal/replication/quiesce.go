@@ -12,6 +12,9 @@ import (
 // and checks their liveness. Quiesced groups cost nothing here.
 func (h *Host) tick() {
 	h.ticks++
+	if len(h.early) > 0 {
+		h.expireEarly()
+	}
 	hb := uint64(h.cfg.Timing.HeartbeatTicks)
 	h.checkPeers()
 	if h.ticks%hb == 0 {
