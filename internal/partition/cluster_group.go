@@ -41,8 +41,9 @@ func (p *Plane) addReplica(t catalog.TopicRef, part *partition) {
 }
 
 // startGroup opens the group's log and adds the group to the host. A
-// group restarted from a durable log re-applies its committed entries
-// from the first index (GroupOptions.Applied = 0); apply is idempotent.
+// group restarted from a durable log applies its committed entries again
+// from the raft log's headers first (cluster_replay.go); apply is
+// idempotent.
 func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 	if p.cl.replicaOf(rep.group) != rep {
 		return // deleted before it started
@@ -84,16 +85,33 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 	rep.store = seg
 	rep.seg = seg
 	rep.stamp = stamp
+	last, err := st.LastIndex()
+	if err != nil {
+		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
+		closeStorage(st)
+		return
+	}
+	applied, err := p.replayHeaders(rep, st)
+	if err != nil {
+		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
+		closeStorage(st)
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, groupOpTimeout)
 	defer cancel()
 	err = p.cl.r.AddGroup(ctx, rep.group, replication.GroupOptions{
 		Voters:  rep.voters,
 		Storage: stamp,
 		Prepare: stamp.prepare,
+		Applied: applied,
 	})
 	if err != nil && !errors.Is(err, replication.ErrGroupExists) {
 		log.Error("add partition raft group", "err", err)
 		closeStorage(st)
+		return
+	}
+	if last == 0 && len(rep.voters) > 0 {
+		p.compactBootstrap(rep, uint64(len(rep.voters)))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -71,6 +72,8 @@ type segLog struct {
 	purgedAt func() uint64
 	cache    entryCache
 	buf      []*raftpb.Entry
+	// reads counts batches read back from the segment (tests).
+	reads atomic.Uint64
 }
 
 // errSegmentsBehind: the raft log holds a batch header whose record is not
@@ -374,6 +377,7 @@ func (s *segLog) whole(e *raftpb.Entry) (*raftpb.Entry, error) {
 	copy(buf, d)
 	buf[2] &^= flagStored
 	binary.LittleEndian.PutUint32(buf[offSendRecLen:], 0)
+	s.reads.Add(1)
 	buf, count, err := s.part.ReadRecord(buf, base)
 	switch {
 	case errors.Is(err, storage.ErrNoRecord):
