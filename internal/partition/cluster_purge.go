@@ -65,7 +65,10 @@ func (p *Plane) deleteGroupOffsetsCluster(t catalog.TopicRef, group uint32) {
 
 // proposeToTopic queues, for each partition group of topic t, the
 // proposal of the entry mk returns by that group's leader (what names it
-// in log lines).
+// in log lines). Until it has applied here, the partition's writes wait
+// (awaitQueued): the command's reply goes out when its metadata entry
+// applies, and a send that follows it must land after the purge, not
+// before.
 func (p *Plane) proposeToTopic(t catalog.TopicRef, what string, mk func() *entry) {
 	for _, part := range p.topicParts(t) {
 		g := GroupID(t, part.id)
@@ -75,7 +78,11 @@ func (p *Plane) proposeToTopic(t catalog.TopicRef, what string, mk func() *entry
 		e := mk()
 		e.origin = uint32(p.cl.r.Self())
 		data := e.encode()
-		p.cl.ops.push(func(ctx context.Context) { p.proposeAsLeader(ctx, g, what, data) })
+		part.queued.Add(1)
+		p.cl.ops.push(func(ctx context.Context) {
+			defer part.queued.Add(-1)
+			p.proposeAsLeader(ctx, g, what, data)
+		})
 	}
 }
 
@@ -172,4 +179,20 @@ func writePurgeIndex(dir string, index uint64) error {
 		return fmt.Errorf("write purge record: %w", err)
 	}
 	return nil
+}
+
+// awaitQueued waits (up to proposeTimeout) until the entries queued for
+// part by metadata commands have applied here; false when they have not.
+func (p *Plane) awaitQueued(part *partition) bool {
+	if part.queued.Load() == 0 {
+		return true
+	}
+	deadline := time.Now().Add(proposeTimeout)
+	for part.queued.Load() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(purgeRetry)
+	}
+	return true
 }

@@ -153,6 +153,10 @@ func (p *Plane) sendCluster(x *dispatch.Exchange, streamID, topicID, pid uint32,
 		x.Deny(code)
 		return
 	}
+	if !p.awaitQueued(part) {
+		x.Deny(wire.ErrTransientNotAccepted.Code)
+		return
+	}
 	if !p.fitsRecord(part, len(rec), count) {
 		x.Deny(wire.ErrInvalidCommand.Code)
 		return
@@ -220,6 +224,10 @@ func (p *Plane) offsetCluster(x *dispatch.Exchange, t target, ack wire.OffsetAck
 	}
 	if code := cl.awaitLeader(g); code != 0 {
 		x.Deny(code)
+		return
+	}
+	if !p.awaitQueued(part) {
+		x.Deny(wire.ErrTransientNotAccepted.Code)
 		return
 	}
 	if check != nil {

@@ -127,6 +127,11 @@ type partition struct {
 	winCond  sync.Cond
 	inflight map[windowKey]struct{}
 	waiters  int
+
+	// queued counts the partition-log entries a metadata command queued
+	// for this partition (purge, deletion of a group's offsets) that have
+	// not applied here yet (cluster mode, cluster_purge.go).
+	queued atomic.Int32
 }
 
 type windowKey struct {
