@@ -18,7 +18,7 @@ import (
 //	1  u8   version (1)
 //	2  u8   flags (flagWindowed: the request enters the duplicate window;
 //	        flagStored: in the raft log file only, see cluster_seglog.go)
-//	3  u8   reserved (0)
+//	3  u8   key tag of a sealed batch (0: plaintext; see keyTag)
 //	4  u32  origin: replica id of the node that proposed it
 //	8  u64  nonce: the origin's id for its waiting handler
 //	16 u128 client id (lo, hi)
@@ -66,6 +66,9 @@ var errBadEntry = errors.New("partition: malformed replicated entry")
 type entry struct {
 	kind     uint8
 	windowed bool
+	// keyTag identifies the key a send's batch was sealed with (0:
+	// plaintext).
+	keyTag uint8
 	origin   uint32
 	nonce    uint64
 	key      windowKey
@@ -91,7 +94,7 @@ func (e *entry) appendCommon(dst []byte) []byte {
 	if e.windowed {
 		flags = flagWindowed
 	}
-	dst = append(dst, e.kind, entryVersion, flags, 0)
+	dst = append(dst, e.kind, entryVersion, flags, e.keyTag)
 	dst = binary.LittleEndian.AppendUint32(dst, e.origin)
 	dst = binary.LittleEndian.AppendUint64(dst, e.nonce)
 	dst = binary.LittleEndian.AppendUint64(dst, e.key.client.Lo)
@@ -142,6 +145,7 @@ func decodeEntry(b []byte) (entry, error) {
 	}
 	e.kind = b[0]
 	e.windowed = b[2]&flagWindowed != 0
+	e.keyTag = b[3]
 	e.origin = binary.LittleEndian.Uint32(b[4:])
 	e.nonce = binary.LittleEndian.Uint64(b[8:])
 	e.key.client = wire.Uint128{Lo: binary.LittleEndian.Uint64(b[16:]), Hi: binary.LittleEndian.Uint64(b[24:])}

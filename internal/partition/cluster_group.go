@@ -76,6 +76,12 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		closeStorage(st)
 		return
 	}
+	seg.sealing = func() (uint8, uint64) {
+		if c := part.crypt; c != nil {
+			return c.tag, c.plainBefore.Load()
+		}
+		return 0, ^uint64(0)
+	}
 	stamp, err := newStampLog(seg, part.id, p.opts.Clock, part.log.Tail, part.inWindow)
 	if err != nil {
 		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)

@@ -70,6 +70,9 @@ type segLog struct {
 	pendingPurge uint64
 	// purgedAt returns the index of the last purge executed here.
 	purgedAt func() uint64
+	// sealing returns this node's key tag for the partition and the
+	// offset from which it stores sealed batches (tag 0: plaintext).
+	sealing func() (tag uint8, from uint64)
 	cache    entryCache
 	buf      []*raftpb.Entry
 	// reads counts batches read back from the segment (tests).
@@ -79,6 +82,10 @@ type segLog struct {
 // errSegmentsBehind: the raft log holds a batch header whose record is not
 // in the segment files.
 var errSegmentsBehind = errors.New("partition: the segment files end before the raft log's last batch")
+
+// errKeyMismatch: the leader sealed a batch with another key than this
+// node's, or sealed it while this node stores plaintext, or the reverse.
+var errKeyMismatch = errors.New("partition: the leader's encryption of this batch does not match this node's system.encryption.key (every node of a cluster needs the same key)")
 
 // errForeignStored: a stored header arrived from raft where a whole entry
 // was expected.
@@ -315,6 +322,12 @@ func (s *segLog) store(e *raftpb.Entry) (*raftpb.Entry, error) {
 	count := binary.LittleEndian.Uint32(d[offSendCount:])
 	base := binary.LittleEndian.Uint64(d[offSendBase:])
 	ts := binary.LittleEndian.Uint64(d[offSendTs:])
+	if s.sealing != nil {
+		tag, from := s.sealing()
+		if got := d[3]; got != tag && (got != 0 || base >= from) {
+			return nil, fmt.Errorf("%w: batch at offset %d has key tag %d, this node's is %d", errKeyMismatch, base, got, tag)
+		}
+	}
 	if _, err := s.part.AppendStamped(rec, count, base, ts); err != nil {
 		return nil, fmt.Errorf("store batch at offset %d: %w", base, err)
 	}

@@ -301,3 +301,30 @@ func TestSegLogPurgeRecordLost(t *testing.T) {
 		t.Fatalf("tail %d after the first batch past the purge", f.tail())
 	}
 }
+
+// TestSegLogKeyTag: a batch sealed with another key than this node's, or
+// plaintext where this node stores sealed batches, stops the append
+// (the group) instead of storing bytes this node would serve wrongly.
+func TestSegLogKeyTag(t *testing.T) {
+	f := newSegFixture(t)
+	f.seg.sealing = func() (uint8, uint64) { return 5, 3 }
+	tagged := func(base uint64, n int, tag uint8) []byte {
+		d := stampedSend(t, base, n)
+		d[3] = tag
+		return d
+	}
+	f.append(raftEntry(1, 1, tagged(0, 3, 0))) // plaintext below plainBefore: as stored
+	f.append(raftEntry(2, 1, tagged(3, 2, 5)))
+	for _, tag := range []uint8{7, 0} {
+		if err := f.seg.Append([]*raftpb.Entry{raftEntry(3, 1, tagged(5, 1, tag))}); !errors.Is(err, errKeyMismatch) {
+			t.Fatalf("batch with key tag %d on a node with tag 5: %v", tag, err)
+		}
+	}
+	f.seg.sealing = func() (uint8, uint64) { return 0, ^uint64(0) }
+	if err := f.seg.Append([]*raftpb.Entry{raftEntry(3, 1, tagged(5, 1, 5))}); !errors.Is(err, errKeyMismatch) {
+		t.Fatalf("sealed batch on a plaintext node: %v", err)
+	}
+	if f.tail() != 5 {
+		t.Fatalf("tail %d: a refused batch was stored", f.tail())
+	}
+}

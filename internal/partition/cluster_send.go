@@ -184,7 +184,11 @@ func (p *Plane) sendCluster(x *dispatch.Exchange, streamID, topicID, pid uint32,
 		}
 		rec = sealed
 	}
-	res := cl.propose(g, &entry{kind: entrySend, windowed: true, key: key, count: count, rec: rec})
+	var tag uint8
+	if part.crypt != nil {
+		tag = part.crypt.tag
+	}
+	res := cl.propose(g, &entry{kind: entrySend, windowed: true, key: key, keyTag: tag, count: count, rec: rec})
 	part.end(key, res.code == 0)
 	switch {
 	case res.code != 0:

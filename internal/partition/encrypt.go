@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"github.com/zeebo/xxh3"
 	"sync/atomic"
 
 	"github.com/iggo-dev/iggo/internal/encryption"
@@ -33,6 +34,8 @@ import (
 // without one has no encrypted records.
 type partCrypt struct {
 	cipher *encryption.Cipher
+	// tag is keyTag(cipher) (cluster mode: replicated batches carry it).
+	tag uint8
 	// marker is the path of the partition's marker file.
 	marker string
 	// plainBefore: records whose base offset is below it are stored
@@ -126,4 +129,12 @@ func (p *Plane) resetCrypt(part *partition) error {
 	}
 	c.plainBefore.Store(0)
 	return nil
+}
+
+// keyTag is a one-byte tag of c's key fingerprint, never 0 (0 marks a
+// plaintext batch in a partition log entry): a replica checks that the
+// leader sealed a batch with the key it holds itself (a different key is
+// caught with probability 255/256; a key on one side only always).
+func keyTag(c *encryption.Cipher) uint8 {
+	return uint8(xxh3.HashString(c.Fingerprint())%255) + 1
 }

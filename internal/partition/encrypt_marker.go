@@ -154,7 +154,7 @@ func openCrypt(dir string, c *encryption.Cipher, log *storage.Partition, lg *slo
 		lg.Info("encryption disabled: the partition holds no encrypted message, its encryption marker was removed", "dir", dir)
 		return nil, nil
 	case found && m.KeyFingerprint == c.Fingerprint():
-		pc := &partCrypt{cipher: c, marker: path}
+		pc := &partCrypt{cipher: c, tag: keyTag(c), marker: path}
 		pc.plainBefore.Store(m.PlaintextBefore)
 		return pc, nil
 	case encrypted:
@@ -167,7 +167,7 @@ func openCrypt(dir string, c *encryption.Cipher, log *storage.Partition, lg *slo
 		lg.Info("encryption enabled over existing plaintext messages: they are served as stored, new ones are encrypted",
 			"dir", dir, "encrypted_from_offset", next)
 	}
-	pc := &partCrypt{cipher: c, marker: path}
+	pc := &partCrypt{cipher: c, tag: keyTag(c), marker: path}
 	pc.plainBefore.Store(next)
 	return pc, nil
 }
