@@ -154,6 +154,9 @@ func (s *segLog) lastMark(hi uint64) (segMark, bool, error) {
 // reconcile cuts records no header refers to, finds a purge not yet
 // executed, and reveals the committed records.
 func (s *segLog) reconcile() error {
+	if err := s.dropUnbacked(); err != nil {
+		return err
+	}
 	last, err := s.inner.LastIndex()
 	if err != nil {
 		return err
@@ -194,6 +197,13 @@ func (s *segLog) reconcile() error {
 		}
 		s.pendingPurge, expect = 0, 0
 	}
+	if !known {
+		// No batch or purge after the log's snapshot: the snapshot says
+		// where the segments end (orphan records from a crash between the
+		// two writes are cut; a snapshot received from the leader whose
+		// restore a crash interrupted is restored again).
+		return s.reconcileSnapshot(next)
+	}
 	if known {
 		switch {
 		case next > expect:
@@ -226,6 +236,114 @@ func (s *segLog) reconcile() error {
 		s.part.Reveal(m.end)
 		return nil
 	}
+}
+
+// dropUnbacked cuts the inner log before the first uncommitted stored
+// header whose record is missing from the segment or is another record:
+// the process died while raft was replacing an uncommitted suffix
+// (Append cuts and rewrites the segment before the inner log). Those
+// entries were never acknowledged as stored; raft sends them again.
+// Committed headers are not touched (reconcile reports them).
+func (s *segLog) dropUnbacked() error {
+	hs, _, err := s.inner.InitialState()
+	if err != nil {
+		return err
+	}
+	first, err := s.inner.FirstIndex()
+	if err != nil {
+		return err
+	}
+	last, err := s.inner.LastIndex()
+	if err != nil {
+		return err
+	}
+	var buf []byte
+	bad := uint64(0) // the first unbacked header since the last purge entry
+	for lo := max(hs.GetCommit()+1, first); lo <= last; lo += scanBackChunk {
+		ents, err := s.inner.Entries(lo, min(lo+scanBackChunk, last+1), ^uint64(0))
+		if err != nil {
+			return fmt.Errorf("raft log entries from %d: %w", lo, err)
+		}
+		for _, e := range ents {
+			d := e.GetData()
+			if e.GetType() != raftpb.EntryNormal || len(d) < entryCommonLen || d[1] != entryVersion {
+				continue
+			}
+			if d[0] == entryPurge {
+				bad = 0 // what precedes a purge may be gone with it
+				continue
+			}
+			if len(d) != entrySendLen || d[0] != entrySend || d[2]&flagStored == 0 || bad != 0 || e.GetIndex() <= s.purgedAt() {
+				continue
+			}
+			base := binary.LittleEndian.Uint64(d[offSendBase:])
+			var count uint32
+			buf, count, err = s.part.ReadRecord(buf[:0], base)
+			if err == nil && count == binary.LittleEndian.Uint32(d[offSendCount:]) && len(buf) == int(binary.LittleEndian.Uint32(d[offSendRecLen:])) {
+				continue
+			}
+			if err != nil && !errors.Is(err, storage.ErrNoRecord) {
+				return fmt.Errorf("raft entry %d: read batch at offset %d: %w", e.GetIndex(), base, err)
+			}
+			bad = e.GetIndex()
+		}
+	}
+	if bad != 0 {
+		return s.cutInner(bad)
+	}
+	return nil
+}
+
+// cutInner removes the inner log's entries from index i on (i above the
+// snapshot index: the entry before it is appended again, which replaces
+// everything after it).
+func (s *segLog) cutInner(i uint64) error {
+	first, err := s.inner.FirstIndex()
+	if err != nil {
+		return err
+	}
+	if i <= first {
+		return fmt.Errorf("%w: the raft log's first entry %d has no record", errSegmentsBehind, i)
+	}
+	prev, err := s.inner.Entries(i-1, i, ^uint64(0))
+	if err != nil {
+		return fmt.Errorf("raft log entry %d: %w", i-1, err)
+	}
+	if err := s.inner.Append(prev); err != nil {
+		return fmt.Errorf("cut the raft log at %d: %w", i, err)
+	}
+	return nil
+}
+
+// reconcileSnapshot brings the partition to the inner log's snapshot
+// position (when it has one) at start-up and reveals it.
+func (s *segLog) reconcileSnapshot(next uint64) error {
+	snap, err := s.inner.Snapshot()
+	if err != nil {
+		return err
+	}
+	if snap.GetMetadata().GetIndex() == 0 || len(snap.GetData()) == 0 {
+		return nil
+	}
+	ps, err := decodeSnapshot(snap.GetData())
+	if err != nil {
+		return fmt.Errorf("raft log snapshot at %d: %w", snap.GetMetadata().GetIndex(), err)
+	}
+	switch {
+	case next > ps.next:
+		if err := s.part.TruncateFrom(ps.next); err != nil {
+			return fmt.Errorf("cut records beyond the raft log's snapshot: %w", err)
+		}
+	case next < ps.next:
+		if err := s.part.ResetTo(ps.next, ps.ts); err != nil {
+			return fmt.Errorf("restore the raft log's snapshot at %d: %w", snap.GetMetadata().GetIndex(), err)
+		}
+	}
+	if err := restoreOffsets(s.part.Offsets(), ps.offsets); err != nil {
+		return fmt.Errorf("restore the raft log's snapshot at %d: %w", snap.GetMetadata().GetIndex(), err)
+	}
+	s.part.Reveal(ps.next)
+	return nil
 }
 
 // Append stores entries: batches to the segment, headers and every other
@@ -313,8 +431,10 @@ func (s *segLog) store(e *raftpb.Entry) (*raftpb.Entry, error) {
 		return e, nil // malformed: kept whole, its apply reports it
 	}
 	if s.pendingPurge != 0 {
-		if err := s.purgeNow(s.pendingPurge); err != nil {
-			return nil, fmt.Errorf("execute the committed purge at %d: %w", s.pendingPurge, err)
+		if s.pendingPurge > s.purgedAt() { // not applied here yet
+			if err := s.purgeNow(s.pendingPurge); err != nil {
+				return nil, fmt.Errorf("execute the committed purge at %d: %w", s.pendingPurge, err)
+			}
 		}
 		s.pendingPurge = 0
 	}

@@ -188,8 +188,21 @@ func TestSegLogReconcile(t *testing.T) {
 	if _, next := f.part.Bounds(); next != 5 {
 		t.Fatalf("revealed after reopen %d, want 5 (entry 1 committed)", next)
 	}
+	// An uncommitted header whose record is missing (a crash while raft
+	// replaced that entry) is cut from the raft log at open.
+	if err := f.part.TruncateFrom(5); err != nil {
+		t.Fatal(err)
+	}
+	f.reopen()
+	if last, _ := f.seg.LastIndex(); last != 1 {
+		t.Fatalf("last index %d after reopening with entry 2's record gone, want 1", last)
+	}
+	f.append(raftEntry(2, 2, stampedSend(t, 5, 3)))
+	if err := f.seg.SetHardState(&raftpb.HardState{Term: new(uint64(2)), Commit: new(uint64(2))}); err != nil {
+		t.Fatal(err)
+	}
 	f.close()
-	// Lose the segment's last record: the raft log is ahead.
+	// Lose the segment's last record, now committed: the raft log is ahead.
 	part, err := storage.Open(f.dir+"/part", storage.Options{Format: batchFormat{}, Held: true})
 	if err != nil {
 		t.Fatal(err)

@@ -190,7 +190,8 @@ func (s *stampLog) Append(entries []*raftpb.Entry) error {
 }
 
 // ApplySnapshot replaces the log with snap; the tail becomes the
-// snapshot's next offset.
+// snapshot's next offset, and what the replaced log held (a pending
+// purge, requests in flight, the replay gate) is forgotten.
 func (s *stampLog) ApplySnapshot(snap *raftpb.Snapshot) error {
 	if err := s.LogStorage.ApplySnapshot(snap); err != nil {
 		return err
@@ -200,6 +201,12 @@ func (s *stampLog) ApplySnapshot(snap *raftpb.Snapshot) error {
 		return err
 	}
 	s.setMark(markBatch, st.next, st.ts)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.purging = 0
+	clear(s.inflight)
+	s.lastApplied = max(s.lastApplied, snap.GetMetadata().GetIndex())
+	s.replayed = true
 	return nil
 }
 
