@@ -41,7 +41,14 @@ func (p *Plane) ApplyReplicated(g replication.GroupID, e replication.Entry) {
 		return
 	}
 	if e.Index <= rep.purgedAt {
-		return // before the last purge applied here: its effect is gone
+		// Before the last purge executed here: its effect is gone, but a
+		// request it answered stays recognised as a duplicate.
+		if ent.windowed {
+			rep.part.winMu.Lock()
+			rep.part.window.Commit(ent.key.client, ent.key.request, ent.key.hash)
+			rep.part.winMu.Unlock()
+		}
+		return
 	}
 	part := rep.part
 	var res applyResult

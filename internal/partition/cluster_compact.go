@@ -49,6 +49,11 @@ func (p *Plane) removeOldest(part *partition, g replication.GroupID, k int) (sto
 		if err := p.compactBefore(rep, keep); err != nil {
 			return storage.Removed{}, err
 		}
+		if k2, keep2 := part.log.OldestSegmentsEnd(k); k2 != k || keep2 != keep {
+			// The segments changed meanwhile (a purge, a snapshot
+			// restore): the next round decides again.
+			return storage.Removed{}, nil
+		}
 	}
 	return part.log.DeleteOldestSegments(k)
 }
@@ -60,12 +65,18 @@ func (p *Plane) compactBefore(rep *replica, keep uint64) error {
 	if err != nil || !found {
 		return err
 	}
-	snap := partSnapshot{next: keep, ts: ts, offsets: rep.part.log.Offsets().All()}
 	ctx, cancel := context.WithTimeout(context.Background(), compactTimeout)
 	defer cancel()
+	// The batch is revealed, but its entry may not have applied yet (a
+	// restart: start-up reveals up to the stored commit before raft
+	// applies): compacting needs it applied.
+	if _, err := p.cl.r.WaitFor(ctx, rep.group, func(v replication.View) bool { return v.Applied >= index }); err != nil {
+		return fmt.Errorf("compact the raft log of %s to index %d: not applied yet: %w", rep.part.dir, index, err)
+	}
+	snap := partSnapshot{next: keep, ts: ts, offsets: rep.part.log.Offsets().All()}
 	err = p.cl.r.CompactTo(ctx, rep.group, index, snap.encode())
 	if errors.Is(err, replication.ErrCompactRange) {
-		return nil // compacted past it already
+		return nil // compacted past it already (it is applied, see above)
 	}
 	if err != nil {
 		return fmt.Errorf("compact the raft log of %s to index %d before removing segments: %w", rep.part.dir, index, err)

@@ -501,7 +501,7 @@ func (s *segLog) whole(e *raftpb.Entry) (*raftpb.Entry, error) {
 		// the purge itself.
 		tomb := make([]byte, entryCommonLen)
 		copy(tomb, d[:entryCommonLen])
-		tomb[0], tomb[2] = entryPurged, 0
+		tomb[0], tomb[2] = entryPurged, tomb[2]&flagWindowed // still a duplicate if retried
 		return &raftpb.Entry{Term: e.Term, Index: e.Index, Type: e.Type, Data: tomb}, nil
 	}
 	n := binary.LittleEndian.Uint32(d[offSendRecLen:])

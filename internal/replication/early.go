@@ -27,17 +27,18 @@ const (
 	earlyMaxMessageSize = 1 << 20
 )
 
-// earlyMsg is one held message.
+// earlyMsg is one held message (a copy: the decoded batch it came in is
+// not kept alive by it).
 type earlyMsg struct {
 	from NodeID
 	env  transport.Envelope
 	size int
+	at   uint64 // tick it arrived
 }
 
 // earlyBox holds the messages of one unknown group.
 type earlyBox struct {
-	msgs  []earlyMsg
-	first uint64 // tick of the oldest message
+	msgs []earlyMsg
 }
 
 // holdEarly keeps env (for a group not created here) if the bounds allow.
@@ -58,13 +59,14 @@ func (h *Host) holdEarly(from NodeID, env transport.Envelope) {
 		if h.early == nil {
 			h.early = map[GroupID]*earlyBox{}
 		}
-		box = &earlyBox{first: h.ticks}
+		box = &earlyBox{}
 		h.early[id] = box
 	}
 	if len(box.msgs) >= earlyMaxPerGroup {
 		return
 	}
-	box.msgs = append(box.msgs, earlyMsg{from: from, env: env, size: size})
+	env.Msg = proto.CloneOf(env.Msg)
+	box.msgs = append(box.msgs, earlyMsg{from: from, env: env, size: size, at: h.ticks})
 	h.earlyBytes += size
 }
 
@@ -85,10 +87,17 @@ func (h *Host) releaseEarly(g *group) {
 // expireEarly drops held messages older than earlyTTLTicks (on tick).
 func (h *Host) expireEarly() {
 	for id, box := range h.early {
-		if h.ticks-box.first >= earlyTTLTicks {
-			for _, m := range box.msgs {
+		keep := box.msgs[:0]
+		for _, m := range box.msgs {
+			if h.ticks-m.at >= earlyTTLTicks {
 				h.earlyBytes -= m.size
+				continue
 			}
+			keep = append(keep, m)
+		}
+		clear(box.msgs[len(keep):])
+		box.msgs = keep
+		if len(keep) == 0 {
 			delete(h.early, id)
 		}
 	}

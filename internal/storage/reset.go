@@ -71,7 +71,10 @@ func (p *Partition) ResetTo(next, ts uint64) error {
 		err = errors.Join(err, s.unlink())
 	}
 	if err != nil {
-		return fmt.Errorf("reset to %d: %w", next, err)
+		// The marker is durable and some files may be gone: the log
+		// state is unknown until the next Open completes the reset.
+		p.failed = fmt.Errorf("reset to %d: %w", next, err)
+		return p.failed
 	}
 	seg, err := p.newSegmentLocked(next, 0)
 	if err != nil {

@@ -257,13 +257,14 @@ func (p *peer) writeLoop() {
 		}
 		if err := c.SetWriteDeadline(time.Now().Add(p.t.cfg.WriteTimeout)); err == nil {
 			_, err = c.Write(buf)
+			sent := len(buf)
 			if cap(buf) > maxRetainedBuffer {
 				buf = nil // one huge flush (a snapshot) does not pin its buffer
 			}
 			if err == nil {
 				p.t.stats.framesSent.Add(uint64(frames))
 				p.t.stats.envelopesSent.Add(uint64(len(q)))
-				p.t.stats.bytesSent.Add(uint64(len(buf)))
+				p.t.stats.bytesSent.Add(uint64(sent))
 				continue
 			}
 			p.t.log.Info("replica write failed", "peer", uint64(p.id), "err", err)
