@@ -89,7 +89,17 @@ func (p *Plane) compactBefore(rep *replica, keep uint64) error {
 // (a purge executed early by segLog.Append applies later).
 func (p *Plane) compactAtPurge(rep *replica, index uint64) {
 	_, ts := rep.part.log.Tail()
-	data := partSnapshot{ts: ts}.encode()
+	p.queueCompaction(rep, index, partSnapshot{ts: ts}, func(err error) {
+		p.log.Info("raft log not compacted at a purge; it is compacted with the next removal of segments",
+			"dir", rep.part.dir, "index", index, "err", err)
+	})
+}
+
+// queueCompaction queues the compaction of rep's log at index with snap,
+// once index has applied; failed reports an error other than "compacted
+// past it already".
+func (p *Plane) queueCompaction(rep *replica, index uint64, snap partSnapshot, failed func(error)) {
+	data := snap.encode()
 	p.cl.ops.push(func(ctx context.Context) {
 		ctx, cancel := context.WithTimeout(ctx, compactTimeout)
 		defer cancel()
@@ -98,8 +108,7 @@ func (p *Plane) compactAtPurge(rep *replica, index uint64) {
 			err = p.cl.r.CompactTo(ctx, rep.group, index, data)
 		}
 		if err != nil && !errors.Is(err, replication.ErrCompactRange) {
-			p.log.Info("raft log not compacted at a purge; it is compacted with the next removal of segments",
-				"dir", rep.part.dir, "index", index, "err", err)
+			failed(err)
 		}
 	})
 }
@@ -116,22 +125,16 @@ func (s *segLog) lastBatchBelow(keep, purgedAt uint64) (index, ts uint64, found 
 	if err != nil {
 		return 0, 0, false, err
 	}
-	for lo := max(first, purgedAt+1); lo <= last; lo += scanBackChunk {
-		hi := min(lo+scanBackChunk, last+1)
-		ents, err := s.inner.Entries(lo, hi, ^uint64(0))
-		if err != nil {
-			return 0, 0, false, fmt.Errorf("raft log entries %d..%d: %w", lo, hi-1, err)
+	err = forEntries(s.inner, max(first, purgedAt+1), last, func(e *raftpb.Entry) (bool, error) {
+		d := e.GetData()
+		if e.GetType() != raftpb.EntryNormal || len(d) != entrySendLen || d[0] != entrySend || d[2]&flagStored == 0 {
+			return true, nil
 		}
-		for _, e := range ents {
-			d := e.GetData()
-			if e.GetType() != raftpb.EntryNormal || len(d) != entrySendLen || d[0] != entrySend || d[2]&flagStored == 0 {
-				continue
-			}
-			if binary.LittleEndian.Uint64(d[offSendBase:]) >= keep {
-				return index, ts, found, nil
-			}
-			index, ts, found = e.GetIndex(), binary.LittleEndian.Uint64(d[offSendTs:]), true
+		if binary.LittleEndian.Uint64(d[offSendBase:]) >= keep {
+			return false, nil
 		}
-	}
-	return index, ts, found, nil
+		index, ts, found = e.GetIndex(), binary.LittleEndian.Uint64(d[offSendTs:]), true
+		return true, nil
+	})
+	return index, ts, found, err
 }

@@ -69,9 +69,9 @@ type entry struct {
 	// keyTag identifies the key a send's batch was sealed with (0:
 	// plaintext).
 	keyTag uint8
-	origin   uint32
-	nonce    uint64
-	key      windowKey
+	origin uint32
+	nonce  uint64
+	key    windowKey
 
 	// send
 	count    uint32

@@ -35,13 +35,12 @@ func (s *stampLog) seedInflight(last uint64) error {
 	if err != nil {
 		return fmt.Errorf("partition %d raft log: %w", s.pid, err)
 	}
-	for lo := max(hs.GetCommit()+1, first); lo <= last; lo += scanBackChunk {
-		hi := min(lo+scanBackChunk, last+1)
-		ents, err := s.hdr.Entries(lo, hi, ^uint64(0))
-		if err != nil {
-			return fmt.Errorf("partition %d raft log entries %d..%d: %w", s.pid, lo, hi-1, err)
-		}
-		s.bindInflight(ents)
+	err = forEntries(s.hdr, max(hs.GetCommit()+1, first), last, func(e *raftpb.Entry) (bool, error) {
+		s.bindInflight([]*raftpb.Entry{e})
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("partition %d: %w", s.pid, err)
 	}
 	return nil
 }
@@ -53,25 +52,20 @@ func (s *stampLog) findReplayEnd() error {
 	if err != nil {
 		return fmt.Errorf("partition %d raft state: %w", s.pid, err)
 	}
-	first, err := s.hdr.FirstIndex()
+	found := false
+	err = forEntriesBack(s.hdr, hs.GetCommit(), func(e *raftpb.Entry) (bool, error) {
+		if e.GetType() == raftpb.EntryNormal && len(e.GetData()) > 0 {
+			s.replayTo, found = e.GetIndex(), true
+			return false, nil
+		}
+		return true, nil
+	})
 	if err != nil {
-		return fmt.Errorf("partition %d raft log: %w", s.pid, err)
+		return fmt.Errorf("partition %d: %w", s.pid, err)
 	}
-	for hi := hs.GetCommit(); hi >= first && hi > 0; {
-		lo := max(first, hi-min(hi, scanBackChunk-1))
-		ents, err := s.hdr.Entries(lo, hi+1, ^uint64(0))
-		if err != nil {
-			return fmt.Errorf("partition %d raft log entries %d..%d: %w", s.pid, lo, hi, err)
-		}
-		for i := len(ents) - 1; i >= 0; i-- {
-			if ents[i].GetType() == raftpb.EntryNormal && len(ents[i].GetData()) > 0 {
-				s.replayTo = ents[i].GetIndex()
-				return nil
-			}
-		}
-		hi = lo - 1
+	if !found {
+		s.replayed = true
 	}
-	s.replayed = true
 	return nil
 }
 

@@ -1,10 +1,6 @@
 package partition
 
 import (
-	"context"
-	"errors"
-	"fmt"
-
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/iggo-dev/iggo/internal/replication"
@@ -29,9 +25,6 @@ import (
 // snapshot of an empty partition (nothing else precedes them). A node
 // catching up from index 1 gets that snapshot and then every entry.
 
-// replayChunk is how many entries one read of the replay takes.
-const replayChunk = 1024
-
 // replayHeaders applies the committed entries of rep's log from the
 // headers and returns the last index applied.
 func (p *Plane) replayHeaders(rep *replica, inner replication.LogStorage) (uint64, error) {
@@ -48,39 +41,24 @@ func (p *Plane) replayHeaders(rep *replica, inner replication.LogStorage) (uint6
 		return 0, err
 	}
 	applied := first - 1
-	hi := min(hs.GetCommit(), last)
-	for lo := first; lo <= hi; lo += replayChunk {
-		ents, err := inner.Entries(lo, min(lo+replayChunk, hi+1), ^uint64(0))
-		if err != nil {
-			return applied, fmt.Errorf("raft log entries from %d: %w", lo, err)
+	err = forEntries(inner, first, min(hs.GetCommit(), last), func(e *raftpb.Entry) (bool, error) {
+		if e.GetType() != raftpb.EntryNormal {
+			return false, nil // membership: raft applies from here
 		}
-		for _, e := range ents {
-			if e.GetType() != raftpb.EntryNormal {
-				return applied, nil // membership: raft applies from here
-			}
-			if len(e.GetData()) > 0 {
-				p.ApplyReplicated(rep.group, replication.Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: e.GetData()})
-			}
-			applied = e.GetIndex()
+		if len(e.GetData()) > 0 {
+			p.ApplyReplicated(rep.group, replication.Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: e.GetData()})
 		}
-	}
-	return applied, nil
+		applied = e.GetIndex()
+		return true, nil
+	})
+	return applied, err
 }
 
 // compactBootstrap queues the compaction of a fresh group's log at its
 // last bootstrap entry (see above).
 func (p *Plane) compactBootstrap(rep *replica, n uint64) {
-	data := partSnapshot{}.encode()
-	p.cl.ops.push(func(ctx context.Context) {
-		ctx, cancel := context.WithTimeout(ctx, compactTimeout)
-		defer cancel()
-		_, err := p.cl.r.WaitFor(ctx, rep.group, func(v replication.View) bool { return v.Applied >= n })
-		if err == nil {
-			err = p.cl.r.CompactTo(ctx, rep.group, n, data)
-		}
-		if err != nil && !errors.Is(err, replication.ErrCompactRange) {
-			p.log.Debug("bootstrap entries of a partition group not compacted; a restart replays from them through raft",
-				"dir", rep.part.dir, "err", err)
-		}
+	p.queueCompaction(rep, n, partSnapshot{}, func(err error) {
+		p.log.Debug("bootstrap entries of a partition group not compacted; a restart replays from them through raft",
+			"dir", rep.part.dir, "err", err)
 	})
 }

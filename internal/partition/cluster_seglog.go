@@ -73,8 +73,8 @@ type segLog struct {
 	// sealing returns this node's key tag for the partition and the
 	// offset from which it stores sealed batches (tag 0: plaintext).
 	sealing func() (tag uint8, from uint64)
-	cache    entryCache
-	buf      []*raftpb.Entry
+	cache   entryCache
+	buf     []*raftpb.Entry
 	// reads counts batches read back from the segment (tests).
 	reads atomic.Uint64
 }
@@ -116,39 +116,23 @@ type segMark struct {
 // lastMark scans the inner log back from hi for the last stored batch or
 // purge entry; ok is false when there is none.
 func (s *segLog) lastMark(hi uint64) (segMark, bool, error) {
-	first, err := s.inner.FirstIndex()
-	if err != nil {
-		return segMark{}, false, err
-	}
-	for hi >= first && hi > 0 {
-		lo := first
-		if hi-first+1 > scanBackChunk {
-			lo = hi - scanBackChunk + 1
+	var m segMark
+	found := false
+	err := forEntriesBack(s.inner, hi, func(e *raftpb.Entry) (bool, error) {
+		d := e.GetData()
+		if e.GetType() != raftpb.EntryNormal || len(d) < entryCommonLen || d[1] != entryVersion {
+			return true, nil
 		}
-		ents, err := s.inner.Entries(lo, hi+1, ^uint64(0))
-		if err != nil {
-			return segMark{}, false, fmt.Errorf("raft log entries %d..%d: %w", lo, hi, err)
+		switch {
+		case d[0] == entryPurge:
+			m, found = segMark{index: e.GetIndex(), purge: true}, true
+		case d[0] == entrySend && d[2]&flagStored != 0 && len(d) >= entrySendLen:
+			end := binary.LittleEndian.Uint64(d[offSendBase:]) + uint64(binary.LittleEndian.Uint32(d[offSendCount:]))
+			m, found = segMark{index: e.GetIndex(), end: end}, true
 		}
-		for i := len(ents) - 1; i >= 0; i-- {
-			e := ents[i]
-			if e.GetType() != raftpb.EntryNormal {
-				continue
-			}
-			d := e.GetData()
-			if len(d) < entryCommonLen || d[1] != entryVersion {
-				continue
-			}
-			switch {
-			case d[0] == entryPurge:
-				return segMark{index: e.GetIndex(), purge: true}, true, nil
-			case d[0] == entrySend && d[2]&flagStored != 0 && len(d) >= entrySendLen:
-				end := binary.LittleEndian.Uint64(d[offSendBase:]) + uint64(binary.LittleEndian.Uint32(d[offSendCount:]))
-				return segMark{index: e.GetIndex(), end: end}, true, nil
-			}
-		}
-		hi = lo - 1
-	}
-	return segMark{}, false, nil
+		return !found, nil
+	})
+	return m, found, err
 }
 
 // reconcile cuts records no header refers to, finds a purge not yet
@@ -259,34 +243,33 @@ func (s *segLog) dropUnbacked() error {
 	}
 	var buf []byte
 	bad := uint64(0) // the first unbacked header since the last purge entry
-	for lo := max(hs.GetCommit()+1, first); lo <= last; lo += scanBackChunk {
-		ents, err := s.inner.Entries(lo, min(lo+scanBackChunk, last+1), ^uint64(0))
-		if err != nil {
-			return fmt.Errorf("raft log entries from %d: %w", lo, err)
+	err = forEntries(s.inner, max(hs.GetCommit()+1, first), last, func(e *raftpb.Entry) (bool, error) {
+		d := e.GetData()
+		if e.GetType() != raftpb.EntryNormal || len(d) < entryCommonLen || d[1] != entryVersion {
+			return true, nil
 		}
-		for _, e := range ents {
-			d := e.GetData()
-			if e.GetType() != raftpb.EntryNormal || len(d) < entryCommonLen || d[1] != entryVersion {
-				continue
-			}
-			if d[0] == entryPurge {
-				bad = 0 // what precedes a purge may be gone with it
-				continue
-			}
-			if len(d) != entrySendLen || d[0] != entrySend || d[2]&flagStored == 0 || bad != 0 || e.GetIndex() <= s.purgedAt() {
-				continue
-			}
-			base := binary.LittleEndian.Uint64(d[offSendBase:])
-			var count uint32
-			buf, count, err = s.part.ReadRecord(buf[:0], base)
-			if err == nil && count == binary.LittleEndian.Uint32(d[offSendCount:]) && len(buf) == int(binary.LittleEndian.Uint32(d[offSendRecLen:])) {
-				continue
-			}
-			if err != nil && !errors.Is(err, storage.ErrNoRecord) {
-				return fmt.Errorf("raft entry %d: read batch at offset %d: %w", e.GetIndex(), base, err)
-			}
-			bad = e.GetIndex()
+		if d[0] == entryPurge {
+			bad = 0 // what precedes a purge may be gone with it
+			return true, nil
 		}
+		if len(d) != entrySendLen || d[0] != entrySend || d[2]&flagStored == 0 || bad != 0 || e.GetIndex() <= s.purgedAt() {
+			return true, nil
+		}
+		base := binary.LittleEndian.Uint64(d[offSendBase:])
+		var count uint32
+		var err error
+		buf, count, err = s.part.ReadRecord(buf[:0], base)
+		if err == nil && count == binary.LittleEndian.Uint32(d[offSendCount:]) && len(buf) == int(binary.LittleEndian.Uint32(d[offSendRecLen:])) {
+			return true, nil
+		}
+		if err != nil && !errors.Is(err, storage.ErrNoRecord) {
+			return false, fmt.Errorf("raft entry %d: read batch at offset %d: %w", e.GetIndex(), base, err)
+		}
+		bad = e.GetIndex()
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
 	if bad != 0 {
 		return s.cutInner(bad)
@@ -389,24 +372,17 @@ func (s *segLog) truncate(from, last uint64) error {
 	if s.pendingPurge >= from {
 		s.pendingPurge = 0
 	}
-	for lo := from; lo <= last; lo += scanBackChunk {
-		hi := min(lo+scanBackChunk, last+1)
-		ents, err := s.inner.Entries(lo, hi, ^uint64(0))
-		if err != nil {
-			return fmt.Errorf("raft log entries %d..%d: %w", lo, hi-1, err)
+	err := forEntries(s.inner, from, last, func(e *raftpb.Entry) (bool, error) {
+		d := e.GetData()
+		if e.GetType() != raftpb.EntryNormal || len(d) < entrySendLen || d[0] != entrySend || d[2]&flagStored == 0 || d[1] != entryVersion {
+			return true, nil
 		}
-		for _, e := range ents {
-			d := e.GetData()
-			if e.GetType() == raftpb.EntryNormal && len(d) >= entrySendLen && d[0] == entrySend && d[2]&flagStored != 0 && d[1] == entryVersion {
-				base := binary.LittleEndian.Uint64(d[offSendBase:])
-				if err := s.part.TruncateFrom(base); err != nil {
-					return fmt.Errorf("replace raft entries from %d: %w", from, err)
-				}
-				return nil
-			}
+		if err := s.part.TruncateFrom(binary.LittleEndian.Uint64(d[offSendBase:])); err != nil {
+			return false, fmt.Errorf("replace raft entries from %d: %w", from, err)
 		}
-	}
-	return nil
+		return false, nil
+	})
+	return err
 }
 
 // store writes e's batch to the segment and returns the header the inner

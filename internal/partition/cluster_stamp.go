@@ -100,36 +100,23 @@ func newStampLog(st replication.LogStorage, pid uint32, clock func() time.Time, 
 	return s, nil
 }
 
-// scanBackChunk is how many entries scanBack reads per call.
-const scanBackChunk = 256
-
 // scanBack finds the last batch or purge entry at or before index hi
 // (its mark, end offset, timestamp and index).
 func (s *stampLog) scanBack(hi uint64) (entryMark, uint64, uint64, uint64, error) {
-	first, err := s.hdr.FirstIndex()
+	m, end, ts, at := markNone, uint64(0), uint64(0), uint64(0)
+	err := forEntriesBack(s.hdr, hi, func(e *raftpb.Entry) (bool, error) {
+		if e.GetType() == raftpb.EntryNormal {
+			if m, end, ts = markOf(e.GetData()); m != markNone {
+				at = e.GetIndex()
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 	if err != nil {
-		return markNone, 0, 0, 0, fmt.Errorf("partition %d raft log: %w", s.pid, err)
+		return markNone, 0, 0, 0, fmt.Errorf("partition %d: %w", s.pid, err)
 	}
-	for hi >= first && hi > 0 {
-		lo := first
-		if hi-first+1 > scanBackChunk {
-			lo = hi - scanBackChunk + 1
-		}
-		ents, err := s.hdr.Entries(lo, hi+1, ^uint64(0))
-		if err != nil {
-			return markNone, 0, 0, 0, fmt.Errorf("partition %d raft log entries %d..%d: %w", s.pid, lo, hi, err)
-		}
-		for i := len(ents) - 1; i >= 0; i-- {
-			if ents[i].GetType() != raftpb.EntryNormal {
-				continue
-			}
-			if m, end, ts := markOf(ents[i].GetData()); m != markNone {
-				return m, end, ts, ents[i].GetIndex(), nil
-			}
-		}
-		hi = lo - 1
-	}
-	return markNone, 0, 0, 0, nil
+	return m, end, ts, at, nil
 }
 
 // Append stores entries and moves the tail to the last batch or purge

@@ -3,7 +3,6 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 )
 
@@ -155,15 +154,7 @@ func (p *Partition) TruncateFrom(off uint64) error {
 	}
 	m := seg.mem.Load()
 	entries := m.written(m.n)
-	k, found := slices.BinarySearchFunc(entries, off, func(e memEntry, x uint64) int {
-		switch {
-		case e.off < x:
-			return -1
-		case e.off > x:
-			return 1
-		}
-		return 0
-	})
+	k, found := findEntry(entries, off)
 	if !found {
 		return fmt.Errorf("truncate from %d: not a record boundary: %w", off, ErrNoRecord)
 	}

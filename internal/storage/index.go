@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 )
 
@@ -149,3 +150,17 @@ func (m *memIndex) view() []memEntry {
 // written returns the first n written entries. Caller must hold Partition.mu
 // or segment.flushMu with n captured under Partition.mu.
 func (m *memIndex) written(n int) []memEntry { return (*m.arr.Load())[:n] }
+
+// findEntry returns the position of the entry whose record starts at
+// offset off in entries (ordered by offset), and whether there is one.
+func findEntry(entries []memEntry, off uint64) (int, bool) {
+	return slices.BinarySearchFunc(entries, off, func(e memEntry, x uint64) int {
+		switch {
+		case e.off < x:
+			return -1
+		case e.off > x:
+			return 1
+		}
+		return 0
+	})
+}

@@ -100,15 +100,7 @@ func (p *Partition) readUnrevealed(dst []byte, seg *segment, base uint64) ([]byt
 	}
 	m := seg.mem.Load()
 	entries := m.written(m.n)
-	k, found := slices.BinarySearchFunc(entries, base, func(e memEntry, x uint64) int {
-		switch {
-		case e.off < x:
-			return -1
-		case e.off > x:
-			return 1
-		}
-		return 0
-	})
+	k, found := findEntry(entries, base)
 	if !found {
 		p.mu.Unlock()
 		return dst, 0, false, noRecord(base)
