@@ -29,11 +29,11 @@ func (h *Host) Compact(ctx context.Context, g GroupID) (uint64, error) {
 			return
 		}
 		if _, err := grp.storage.CreateSnapshot(grp.applied, grp.confState, data); err != nil {
-			c <- res{err: fmt.Errorf("%w: create snapshot: %w", ErrStorage, err)}
+			c <- res{err: h.storageFailed(grp, fmt.Errorf("%w: create snapshot: %w", ErrStorage, err))}
 			return
 		}
 		if err := grp.storage.Compact(grp.applied); err != nil {
-			c <- res{err: fmt.Errorf("%w: compact: %w", ErrStorage, err)}
+			c <- res{err: h.storageFailed(grp, fmt.Errorf("%w: compact: %w", ErrStorage, err))}
 			return
 		}
 		c <- res{index: grp.applied}
@@ -83,7 +83,7 @@ func (h *Host) compactTo(g GroupID, index uint64, data []byte) error {
 	}
 	first, err := grp.storage.FirstIndex()
 	if err != nil {
-		return fmt.Errorf("%w: first index: %w", ErrStorage, err)
+		return h.storageFailed(grp, fmt.Errorf("%w: first index: %w", ErrStorage, err))
 	}
 	if index < first {
 		return fmt.Errorf("%w: the log is already compacted to %d", ErrCompactRange, first-1)
@@ -95,10 +95,18 @@ func (h *Host) compactTo(g GroupID, index uint64, data []byte) error {
 		if errors.Is(err, raft.ErrSnapOutOfDate) || errors.Is(err, raft.ErrCompacted) {
 			return fmt.Errorf("%w: %w", ErrCompactRange, err)
 		}
-		return fmt.Errorf("%w: create snapshot: %w", ErrStorage, err)
+		return h.storageFailed(grp, fmt.Errorf("%w: create snapshot: %w", ErrStorage, err))
 	}
 	if err := grp.storage.Compact(index); err != nil {
-		return fmt.Errorf("%w: compact: %w", ErrStorage, err)
+		return h.storageFailed(grp, fmt.Errorf("%w: compact: %w", ErrStorage, err))
 	}
 	return nil
+}
+
+// storageFailed stops group g after its log failed a write (a log that
+// failed once stays unusable, and raft would panic on its next read) and
+// returns err.
+func (h *Host) storageFailed(g *group, err error) error {
+	h.fail(g, err)
+	return err
 }

@@ -1,6 +1,8 @@
 package replication
 
 import (
+	"errors"
+
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"go.etcd.io/raft/v3/tracker"
@@ -25,7 +27,12 @@ func (h *Host) tick() {
 	for _, g := range h.active {
 		if g.campaignAt != 0 && h.ticks >= g.campaignAt {
 			g.campaignAt = 0
-			if err := g.rn.Campaign(); err != nil {
+			err := h.guard(g, g.rn.Campaign)
+			if errors.Is(err, ErrLogLost) {
+				h.fail(g, err) // raft panicked on its storage
+				continue
+			}
+			if err != nil {
 				h.log.Debug("campaign", "group", uint64(g.id), "err", err)
 			}
 		}
@@ -34,7 +41,12 @@ func (h *Host) tick() {
 			h.markDirty(g)
 			continue
 		}
-		g.rn.Tick()
+		// A tick may campaign, which reads the log: a failed log panics
+		// raft, and only this group stops.
+		if err := h.guard(g, func() error { g.rn.Tick(); return nil }); err != nil {
+			h.fail(g, err)
+			continue
+		}
 		h.stats.ticks.Add(1)
 		if g.state == raft.StateLeader {
 			g.checkQuiesce = true
