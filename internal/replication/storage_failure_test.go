@@ -52,10 +52,8 @@ func TestFailedLogStopsOnlyItsGroup(t *testing.T) {
 		c.voters[g] = c.ids
 		c.addGroupOn(0, g, GroupOptions{Voters: c.ids})
 		for _, id := range c.ids[1:] {
-			st := bad.LogStorage
-			if id == 1 {
-				st = bad
-			} else {
+			var st LogStorage = bad
+			if id != 1 {
 				st = NewMemoryLog()
 			}
 			c.addGroupOn(id, g, GroupOptions{Voters: c.ids, Storage: st})
