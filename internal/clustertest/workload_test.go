@@ -98,38 +98,7 @@ func msgID(client int, seq uint64) uint64 { return uint64(client+1)<<32 | seq }
 // Producer starts a client appending to partition, one message at a time,
 // pausing pause between requests.
 func (w *Workload) Producer(partition uint32, pause time.Duration) {
-	client := w.newClient()
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		s := newSession(w.h, client%w.h.N())
-		defer s.drop()
-		var seq uint64
-		for !w.stopped() {
-			c, err := s.ensure()
-			if err != nil {
-				time.Sleep(50 * time.Millisecond)
-				continue
-			}
-			seq++
-			id := msgID(client, seq)
-			batch, err := oneMessage(id)
-			if err != nil {
-				panic(err) // a fixed-size message always builds
-			}
-			op := Op{Client: client, Kind: Append, Partition: partition, MsgID: id, Node: s.node, Call: w.History.Now()}
-			off, err := c.Send(w.Stream, w.Topic, partition, batch)
-			op.Return = w.History.Now()
-			op.Offset, op.Err = off, err
-			op.Outcome, op.Code = s.classify(err)
-			w.History.Add(op)
-			if op.Outcome != OK {
-				time.Sleep(50 * time.Millisecond)
-			} else if pause > 0 {
-				time.Sleep(pause)
-			}
-		}
-	}()
+	w.produce(partition, pause, false)
 }
 
 // retryBudget bounds the retries of one request of a RetryingProducer,
@@ -144,12 +113,19 @@ const retryBudget = 30 * time.Second
 // acknowledged, answered as a duplicate (success without a confirmation:
 // it had been applied), or refused, within retryBudget.
 func (w *Workload) RetryingProducer(partition uint32, pause time.Duration) {
+	w.produce(partition, pause, true)
+}
+
+// produce is Producer, or RetryingProducer when retry is set.
+func (w *Workload) produce(partition uint32, pause time.Duration, retry bool) {
 	client := w.newClient()
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		s := newSession(w.h, client%w.h.N())
-		s.id = local.NewClientID()
+		if retry {
+			s.id = local.NewClientID()
+		}
 		defer s.drop()
 		var seq uint64
 		for !w.stopped() {
@@ -169,7 +145,7 @@ func (w *Workload) RetryingProducer(partition uint32, pause time.Duration) {
 			off, err := c.Send(w.Stream, w.Topic, partition, batch)
 			op.Outcome, op.Code = s.classify(err)
 			until := time.Now().Add(retryBudget)
-			for op.Outcome == Unknown && time.Now().Before(until) {
+			for retry && op.Outcome == Unknown && time.Now().Before(until) {
 				op.Retries++
 				time.Sleep(50 * time.Millisecond)
 				if c, err = s.ensure(); err != nil {
@@ -185,7 +161,7 @@ func (w *Workload) RetryingProducer(partition uint32, pause time.Duration) {
 				}
 				op.Outcome, op.Code = o, code
 			}
-			op.Dup = errors.Is(err, local.ErrDuplicate)
+			op.Dup = retry && errors.Is(err, local.ErrDuplicate)
 			op.Return = w.History.Now()
 			op.Offset, op.Err = off, err
 			w.History.Add(op)
