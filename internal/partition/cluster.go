@@ -76,12 +76,11 @@ type replica struct {
 	// entries at or below it are not re-applied after a restart. Only
 	// the host's loop touches it after the group was added.
 	purgedAt uint64
-	// store is the group's log, set by the lifecycle worker before
-	// AddGroup and closed by it after RemoveGroup.
-	store replication.LogStorage
-	// stamp is the wrapped log (cluster_stamp.go), set like store.
+	// stamp is the wrapped log (cluster_stamp.go), set like seg.
 	stamp *stampLog
-	// seg is the segment-backed log under stamp (cluster_seglog.go).
+	// seg is the group's log (cluster_seglog.go), under stamp; set by
+	// the lifecycle worker before AddGroup and closed by it after
+	// RemoveGroup.
 	seg *segLog
 }
 

@@ -44,9 +44,7 @@ func (p *Plane) ApplyReplicated(g replication.GroupID, e replication.Entry) {
 		// Before the last purge executed here: its effect is gone, but a
 		// request it answered stays recognised as a duplicate.
 		if ent.windowed {
-			rep.part.winMu.Lock()
-			rep.part.window.Commit(ent.key.client, ent.key.request, ent.key.hash)
-			rep.part.winMu.Unlock()
+			rep.part.commitWindow(ent.key)
 		}
 		return
 	}
@@ -65,9 +63,7 @@ func (p *Plane) ApplyReplicated(g replication.GroupID, e replication.Entry) {
 		res = p.applyOffset(part, &ent)
 	}
 	if res.code == 0 && ent.windowed {
-		part.winMu.Lock()
-		part.window.Commit(ent.key.client, ent.key.request, ent.key.hash)
-		part.winMu.Unlock()
+		part.commitWindow(ent.key)
 	}
 	res.index, res.term = e.Index, e.Term
 	cl.deliver(&ent, res)

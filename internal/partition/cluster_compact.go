@@ -2,7 +2,6 @@ package partition
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -126,14 +125,14 @@ func (s *segLog) lastBatchBelow(keep, purgedAt uint64) (index, ts uint64, found 
 		return 0, 0, false, err
 	}
 	err = forEntries(s.inner, max(first, purgedAt+1), last, func(e *raftpb.Entry) (bool, error) {
-		d := e.GetData()
-		if e.GetType() != raftpb.EntryNormal || len(d) != entrySendLen || d[0] != entrySend || d[2]&flagStored == 0 {
+		b, ok := storedHeader(e)
+		if !ok {
 			return true, nil
 		}
-		if binary.LittleEndian.Uint64(d[offSendBase:]) >= keep {
+		if b.base >= keep {
 			return false, nil
 		}
-		index, ts, found = e.GetIndex(), binary.LittleEndian.Uint64(d[offSendTs:]), true
+		index, ts, found = e.GetIndex(), b.ts, true
 		return true, nil
 	})
 	return index, ts, found, err

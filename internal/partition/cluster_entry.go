@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"go.etcd.io/raft/v3/raftpb"
+
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -217,4 +219,34 @@ func windowKeyOf(b []byte) (windowKey, bool) {
 		request: binary.LittleEndian.Uint64(b[32:]),
 		hash:    binary.LittleEndian.Uint64(b[40:]),
 	}, true
+}
+
+// storedBatch is what a stored header (a send entry kept by segLog in the
+// raft log without its batch) says about the batch.
+type storedBatch struct {
+	base, ts      uint64
+	count, recLen uint32
+}
+
+// end is the offset after the batch.
+func (b storedBatch) end() uint64 { return b.base + uint64(b.count) }
+
+// storedHeader reports whether e is a stored header, and what it says.
+func storedHeader(e *raftpb.Entry) (storedBatch, bool) {
+	d := e.GetData()
+	if e.GetType() != raftpb.EntryNormal || len(d) != entrySendLen || d[0] != entrySend || d[1] != entryVersion || d[2]&flagStored == 0 {
+		return storedBatch{}, false
+	}
+	return storedBatch{
+		base:   binary.LittleEndian.Uint64(d[offSendBase:]),
+		ts:     binary.LittleEndian.Uint64(d[offSendTs:]),
+		count:  binary.LittleEndian.Uint32(d[offSendCount:]),
+		recLen: binary.LittleEndian.Uint32(d[offSendRecLen:]),
+	}, true
+}
+
+// isPurge reports whether e is a purge entry.
+func isPurge(e *raftpb.Entry) bool {
+	d := e.GetData()
+	return e.GetType() == raftpb.EntryNormal && len(d) >= entryCommonLen && d[1] == entryVersion && d[0] == entryPurge
 }

@@ -88,7 +88,6 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		closeStorage(st)
 		return
 	}
-	rep.store = seg
 	rep.seg = seg
 	rep.stamp = stamp
 	last, err := st.LastIndex()
@@ -140,8 +139,8 @@ func (p *Plane) dropReplicas(t catalog.TopicRef, ids []uint32) {
 			if err := cl.r.RemoveGroup(ctx, g); err != nil && !errors.Is(err, replication.ErrUnknownGroup) {
 				p.log.Warn("remove partition raft group", "group", uint64(g), "err", err)
 			}
-			if rep.store != nil {
-				closeStorage(rep.store)
+			if rep.seg != nil {
+				_ = rep.seg.Close()
 			}
 		})
 	}

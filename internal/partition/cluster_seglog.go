@@ -119,16 +119,10 @@ func (s *segLog) lastMark(hi uint64) (segMark, bool, error) {
 	var m segMark
 	found := false
 	err := forEntriesBack(s.inner, hi, func(e *raftpb.Entry) (bool, error) {
-		d := e.GetData()
-		if e.GetType() != raftpb.EntryNormal || len(d) < entryCommonLen || d[1] != entryVersion {
-			return true, nil
-		}
-		switch {
-		case d[0] == entryPurge:
+		if isPurge(e) {
 			m, found = segMark{index: e.GetIndex(), purge: true}, true
-		case d[0] == entrySend && d[2]&flagStored != 0 && len(d) >= entrySendLen:
-			end := binary.LittleEndian.Uint64(d[offSendBase:]) + uint64(binary.LittleEndian.Uint32(d[offSendCount:]))
-			m, found = segMark{index: e.GetIndex(), end: end}, true
+		} else if b, ok := storedHeader(e); ok {
+			m, found = segMark{index: e.GetIndex(), end: b.end()}, true
 		}
 		return !found, nil
 	})
@@ -244,26 +238,22 @@ func (s *segLog) dropUnbacked() error {
 	var buf []byte
 	bad := uint64(0) // the first unbacked header since the last purge entry
 	err = forEntries(s.inner, max(hs.GetCommit()+1, first), last, func(e *raftpb.Entry) (bool, error) {
-		d := e.GetData()
-		if e.GetType() != raftpb.EntryNormal || len(d) < entryCommonLen || d[1] != entryVersion {
-			return true, nil
-		}
-		if d[0] == entryPurge {
+		if isPurge(e) {
 			bad = 0 // what precedes a purge may be gone with it
 			return true, nil
 		}
-		if len(d) != entrySendLen || d[0] != entrySend || d[2]&flagStored == 0 || bad != 0 || e.GetIndex() <= s.purgedAt() {
+		b, ok := storedHeader(e)
+		if !ok || bad != 0 || e.GetIndex() <= s.purgedAt() {
 			return true, nil
 		}
-		base := binary.LittleEndian.Uint64(d[offSendBase:])
 		var count uint32
 		var err error
-		buf, count, err = s.part.ReadRecord(buf[:0], base)
-		if err == nil && count == binary.LittleEndian.Uint32(d[offSendCount:]) && len(buf) == int(binary.LittleEndian.Uint32(d[offSendRecLen:])) {
+		buf, count, err = s.part.ReadRecord(buf[:0], b.base)
+		if err == nil && count == b.count && len(buf) == int(b.recLen) {
 			return true, nil
 		}
 		if err != nil && !errors.Is(err, storage.ErrNoRecord) {
-			return false, fmt.Errorf("raft entry %d: read batch at offset %d: %w", e.GetIndex(), base, err)
+			return false, fmt.Errorf("raft entry %d: read batch at offset %d: %w", e.GetIndex(), b.base, err)
 		}
 		bad = e.GetIndex()
 		return true, nil
@@ -373,11 +363,11 @@ func (s *segLog) truncate(from, last uint64) error {
 		s.pendingPurge = 0
 	}
 	err := forEntries(s.inner, from, last, func(e *raftpb.Entry) (bool, error) {
-		d := e.GetData()
-		if e.GetType() != raftpb.EntryNormal || len(d) < entrySendLen || d[0] != entrySend || d[2]&flagStored == 0 || d[1] != entryVersion {
+		b, ok := storedHeader(e)
+		if !ok {
 			return true, nil
 		}
-		if err := s.part.TruncateFrom(binary.LittleEndian.Uint64(d[offSendBase:])); err != nil {
+		if err := s.part.TruncateFrom(b.base); err != nil {
 			return false, fmt.Errorf("replace raft entries from %d: %w", from, err)
 		}
 		return false, nil
@@ -461,10 +451,11 @@ func (s *segLog) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
 
 // whole returns e with its batch (e itself unless it is a stored header).
 func (s *segLog) whole(e *raftpb.Entry) (*raftpb.Entry, error) {
-	d := e.GetData()
-	if e.GetType() != raftpb.EntryNormal || len(d) != entrySendLen || d[0] != entrySend || d[2]&flagStored == 0 {
+	b, ok := storedHeader(e)
+	if !ok {
 		return e, nil
 	}
+	d := e.GetData()
 	if c := s.cache.get(e.GetIndex()); c != nil && c.GetTerm() == e.GetTerm() {
 		return c, nil
 	}
@@ -480,8 +471,7 @@ func (s *segLog) whole(e *raftpb.Entry) (*raftpb.Entry, error) {
 		tomb[0], tomb[2] = entryPurged, tomb[2]&flagWindowed // still a duplicate if retried
 		return &raftpb.Entry{Term: e.Term, Index: e.Index, Type: e.Type, Data: tomb}, nil
 	}
-	n := binary.LittleEndian.Uint32(d[offSendRecLen:])
-	base := binary.LittleEndian.Uint64(d[offSendBase:])
+	n, base := b.recLen, b.base
 	buf := make([]byte, entrySendLen, entrySendLen+int(n))
 	copy(buf, d)
 	buf[2] &^= flagStored
@@ -495,9 +485,9 @@ func (s *segLog) whole(e *raftpb.Entry) (*raftpb.Entry, error) {
 		return nil, raft.ErrCompacted
 	case err != nil:
 		return nil, fmt.Errorf("raft entry %d: read batch at offset %d: %w", e.GetIndex(), base, err)
-	case count != binary.LittleEndian.Uint32(d[offSendCount:]) || len(buf) != entrySendLen+int(n):
+	case count != b.count || len(buf) != entrySendLen+int(n):
 		return nil, fmt.Errorf("raft entry %d: the segment record at offset %d holds %d messages in %d bytes, the raft log says %d in %d",
-			e.GetIndex(), base, count, len(buf)-entrySendLen, binary.LittleEndian.Uint32(d[offSendCount:]), n)
+			e.GetIndex(), base, count, len(buf)-entrySendLen, b.count, n)
 	}
 	return &raftpb.Entry{Term: e.Term, Index: e.Index, Type: e.Type, Data: buf}, nil
 }

@@ -182,6 +182,13 @@ func (part *partition) inWindow(key windowKey) bool {
 	return part.window.Check(key.client, key.request, key.hash) != session.PartitionNew
 }
 
+// commitWindow puts a committed request into the duplicate window.
+func (part *partition) commitWindow(key windowKey) {
+	part.winMu.Lock()
+	part.window.Commit(key.client, key.request, key.hash)
+	part.winMu.Unlock()
+}
+
 // end records the outcome of a request begun with begin: committed
 // requests enter the window.
 func (part *partition) end(key windowKey, committed bool) {
