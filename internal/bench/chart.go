@@ -297,6 +297,9 @@ func baselineChart(b *strings.Builder, r *Result) {
 	if r.Disk != nil {
 		bars = append(bars, bar{"disk: 1 MiB write + " + r.Disk.Sync, r.Disk.MBps, "#888"})
 	}
+	if r.Cache != nil {
+		bars = append(bars, bar{"page cache: 1 MiB write, no sync", r.Cache.MBps, "#aaa"})
+	}
 	hi := 1e-9
 	for _, x := range bars {
 		hi = max(hi, x.v)

@@ -83,6 +83,7 @@ const (
 	DefaultSamplingTime     = 100 * time.Millisecond
 	DefaultBaseline         = 2 * time.Second
 	DefaultDiskBaseline     = 2 * time.Second
+	DefaultCacheBaseline    = time.Second
 	DefaultResourceSampling = time.Second
 	DefaultUsername         = "iggy"
 	DefaultPassword         = "iggy"
@@ -173,6 +174,10 @@ type Config struct {
 	// DiskBaseline (--disk-baseline) is how long to measure 1 MiB writes
 	// each followed by fdatasync before the benchmark; 0 skips it.
 	DiskBaseline time.Duration
+	// CacheBaseline (--cache-baseline) is how long to measure 1 MiB
+	// writes without sync (the page cache) before the benchmark, in the
+	// disk baseline's directory; 0 skips it.
+	CacheBaseline time.Duration
 	// DiskBaselineDir (--disk-baseline-dir) is where the disk baseline
 	// writes: it should be on the broker's data file system. Default: the
 	// embedded broker's data directory, else the system temporary
@@ -286,7 +291,7 @@ func (c *Config) Normalize() error {
 	if c.MessagesPerBatch < 1 || c.MessagesPerBatch*(c.MessageSize+64) > maxBatchBytes {
 		bad("--messages-per-batch × (--message-size + 64) must be within 1..%d bytes", maxBatchBytes)
 	}
-	if c.Duration < 0 || c.WarmupTime < 0 || c.Baseline < 0 || c.DiskBaseline < 0 || c.ResourceSampling < 0 || c.RetentionInterval < 0 || c.SamplingTime < time.Millisecond {
+	if c.Duration < 0 || c.WarmupTime < 0 || c.Baseline < 0 || c.DiskBaseline < 0 || c.CacheBaseline < 0 || c.ResourceSampling < 0 || c.RetentionInterval < 0 || c.SamplingTime < time.Millisecond {
 		bad("durations must not be negative; --sampling-time at least 1ms")
 	}
 	if c.Duration > 0 && (c.MessageBatches != 0 || c.TotalData != 0) || c.MessageBatches != 0 && c.TotalData != 0 {

@@ -15,9 +15,11 @@ const DiskBufferSize = 1 << 20
 // its duration.
 const maxDiskBaselineBytes = 4 << 30
 
-// DiskBaseline is a plain write-and-sync loop in a directory: what one
-// writer that waits for every write to be durable gets from that file
-// system, the ceiling of a producer under enforce_fsync.
+// DiskBaseline is a plain write loop in a directory. With a sync after
+// every write (MeasureDisk) it is what one writer that waits for every
+// write to be durable gets from that file system, the ceiling of a
+// producer under enforce_fsync; without (MeasureCache) what one writer
+// gets from its page cache, the ceiling of a producer without it.
 type DiskBaseline struct {
 	// Dir is where it wrote; printed in the report but kept out of the
 	// result file, which should not carry paths of the machine.
@@ -25,7 +27,8 @@ type DiskBaseline struct {
 	Seconds float64 `json:"seconds"`
 	Bytes   uint64  `json:"bytes"`
 	Writes  uint64  `json:"writes"`
-	// Sync is "fdatasync" (Linux) or "fsync".
+	// Sync is "fdatasync" (Linux) or "fsync"; "none" for the page-cache
+	// baseline.
 	Sync string  `json:"sync"`
 	MBps float64 `json:"mb_per_second"`
 	// SyncMillis is the mean time of one sync call.
@@ -36,9 +39,32 @@ type DiskBaseline struct {
 // (at most maxDiskBaselineBytes), syncing the data after each write
 // (fdatasync where the platform has it), then removes the file.
 func MeasureDisk(ctx context.Context, dir string, d time.Duration) (*DiskBaseline, error) {
-	f, err := os.CreateTemp(dir, ".iggo-disk-baseline-*")
+	return measureWrites(ctx, "disk baseline", dir, d, maxDiskBaselineBytes, true)
+}
+
+// maxCacheBaselineBytes bounds the file the page-cache baseline writes:
+// its pages are dropped unwritten when the file is removed, but beyond
+// the kernel's background threshold write-back would start and keep the
+// disk busy during the benchmark.
+const maxCacheBaselineBytes = 1 << 30
+
+// MeasureCache appends DiskBufferSize chunks to a new file in dir for d
+// (at most maxCacheBaselineBytes) without syncing, then removes the file:
+// what one writer gets from the page cache of that file system, the
+// ceiling of a producer without enforce_fsync. It includes what the
+// machine charges for memory the page cache takes (on a virtual machine
+// that returns free memory to its host, the first touch of every page);
+// its Sync is "none".
+func MeasureCache(ctx context.Context, dir string, d time.Duration) (*DiskBaseline, error) {
+	return measureWrites(ctx, "page-cache baseline", dir, d, maxCacheBaselineBytes, false)
+}
+
+// measureWrites is the write loop of both file baselines (what names it
+// in errors).
+func measureWrites(ctx context.Context, what, dir string, d time.Duration, limit uint64, sync bool) (*DiskBaseline, error) {
+	f, err := os.CreateTemp(dir, ".iggo-baseline-*")
 	if err != nil {
-		return nil, fmt.Errorf("disk baseline: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
@@ -47,17 +73,22 @@ func MeasureDisk(ctx context.Context, dir string, d time.Duration) (*DiskBaselin
 		buf[i] = byte(i * 31)
 	}
 	res := &DiskBaseline{Dir: dir, Sync: syncName}
+	if !sync {
+		res.Sync = "none"
+	}
 	var inSync time.Duration
 	start := time.Now()
-	for time.Since(start) < d && res.Bytes < maxDiskBaselineBytes && ctx.Err() == nil {
+	for time.Since(start) < d && res.Bytes < limit && ctx.Err() == nil {
 		if _, err := f.Write(buf); err != nil {
-			return nil, fmt.Errorf("disk baseline: write: %w", err)
+			return nil, fmt.Errorf("%s: write: %w", what, err)
 		}
-		t := time.Now()
-		if err := syncData(f); err != nil {
-			return nil, fmt.Errorf("disk baseline: %s: %w", syncName, err)
+		if sync {
+			t := time.Now()
+			if err := syncData(f); err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", what, syncName, err)
+			}
+			inSync += time.Since(t)
 		}
-		inSync += time.Since(t)
 		res.Bytes += uint64(len(buf))
 		res.Writes++
 	}
@@ -66,7 +97,7 @@ func MeasureDisk(ctx context.Context, dir string, d time.Duration) (*DiskBaselin
 	}
 	res.Seconds = time.Since(start).Seconds()
 	res.MBps = float64(res.Bytes) / res.Seconds / MB
-	if res.Writes > 0 {
+	if sync && res.Writes > 0 {
 		res.SyncMillis = ms(inSync) / float64(res.Writes)
 	}
 	return res, nil

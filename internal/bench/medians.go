@@ -41,10 +41,10 @@ func WriteMedians(w io.Writer, results []*Result) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "figure\tactors\truns\tMB/s\tmsg/s\tp50 ms\tp90 ms\tp99 ms\tp90/p50\tloopback MB/s\t× loopback\tdisk MB/s\t× disk\tserver CPU s/GB\tload\t")
+	fmt.Fprintln(tw, "figure\tactors\truns\tMB/s\tmsg/s\tp50 ms\tp90 ms\tp99 ms\tp90/p50\tloopback MB/s\t× loopback\tdisk MB/s\t× disk\tcache MB/s\t× cache\tserver CPU s/GB\tload\t")
 	for _, k := range order {
 		rs := rows[k]
-		var mbps, mps, p50, p90, p99, spread, base, xl, disk, xd, cpu, load []float64
+		var mbps, mps, p50, p90, p99, spread, base, xl, disk, xd, cache, xc, cpu, load []float64
 		for _, x := range rs {
 			g := x.g
 			mbps, mps = append(mbps, g.MBps), append(mps, g.MsgsPerS)
@@ -61,14 +61,20 @@ func WriteMedians(w io.Writer, results []*Result) error {
 					xd = append(xd, g.MBps/d.MBps)
 				}
 			}
+			if c := x.r.Cache; c != nil && c.MBps > 0 {
+				cache = append(cache, c.MBps)
+				if !x.r.Params.EnforceFsync && g.Kind != KindConsumer {
+					xc = append(xc, g.MBps/c.MBps)
+				}
+			}
 			if c := x.r.CPU; c != nil && c.ServerPerGB > 0 {
 				cpu = append(cpu, c.ServerPerGB)
 			}
 			load = append(load, max(x.r.Env.LoadBefore, x.r.Env.LoadAfter))
 		}
-		fmt.Fprintf(tw, "%s\t%d %ss\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%d %ss\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			k.figure, rs[0].g.Actors, k.kind, len(rs), median(mbps, 1), median(mps, 0), median(p50, 3), median(p90, 3), median(p99, 3),
-			median(spread, 2), median(base, 0), median(xl, 3), median(disk, 1), median(xd, 2), median(cpu, 2), loadRange(load))
+			median(spread, 2), median(base, 0), median(xl, 3), median(disk, 1), median(xd, 2), median(cache, 0), median(xc, 2), median(cpu, 2), loadRange(load))
 	}
 	return tw.Flush()
 }

@@ -57,6 +57,10 @@ func WriteReport(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "disk baseline (%d KiB writes each followed by %s, %.1fs, in %s): %.1f MB/s, %.2f ms per sync\n",
 			DiskBufferSize>>10, d.Sync, d.Seconds, d.Dir, d.MBps, d.SyncMillis)
 	}
+	if c := r.Cache; c != nil {
+		fmt.Fprintf(&b, "page-cache baseline (%d KiB writes without sync, %.1fs, in %s): %.1f MB/s\n",
+			DiskBufferSize>>10, c.Seconds, c.Dir, c.MBps)
+	}
 	if f := r.Fill; f != nil {
 		fmt.Fprintf(&b, "fill (not measured): %d messages in %.1fs\n", f.Messages, f.Seconds)
 	}
@@ -128,6 +132,9 @@ func (r *Result) ratios(g Group) string {
 	if r.Disk != nil && r.Disk.MBps > 0 && r.Params.EnforceFsync && g.Kind != KindConsumer {
 		parts = append(parts, fmt.Sprintf("%.2f × disk", g.MBps/r.Disk.MBps))
 	}
+	if r.Cache != nil && r.Cache.MBps > 0 && !r.Params.EnforceFsync && g.Kind != KindConsumer {
+		parts = append(parts, fmt.Sprintf("%.2f × page cache", g.MBps/r.Cache.MBps))
+	}
 	if len(parts) > 0 && g.Latency.P50 > 0 {
 		parts = append(parts, fmt.Sprintf("batch p90/p50 %.2f", g.Latency.P90/g.Latency.P50))
 	}
@@ -161,14 +168,17 @@ func orUnknown(s string) string {
 // the loopback baseline and the load of the machine at the time.
 func WriteComparison(w io.Writer, results []*Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "name\tscenario\tfsync\tactors\tMB/s\tmsg/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tbaseline MB/s\t× loopback\tdisk MB/s\t× disk\tserver CPU s/GB\tload\tcheck\t")
+	fmt.Fprintln(tw, "name\tscenario\tfsync\tactors\tMB/s\tmsg/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tbaseline MB/s\t× loopback\tdisk MB/s\t× disk\tcache MB/s\t× cache\tserver CPU s/GB\tload\tcheck\t")
 	for _, r := range results {
-		base, disk := "-", "-"
+		base, disk, cache := "-", "-", "-"
 		if r.Baseline != nil {
 			base = fmt.Sprintf("%.0f", r.Baseline.MBps)
 		}
 		if r.Disk != nil {
 			disk = fmt.Sprintf("%.0f", r.Disk.MBps)
+		}
+		if r.Cache != nil {
+			cache = fmt.Sprintf("%.0f", r.Cache.MBps)
 		}
 		cpu := "-"
 		if r.CPU != nil && r.CPU.ServerPerGB > 0 {
@@ -179,16 +189,19 @@ func WriteComparison(w io.Writer, results []*Result) error {
 			check = "MISMATCH"
 		}
 		for _, g := range r.Groups {
-			xl, xd := "-", "-"
+			xl, xd, xc := "-", "-", "-"
 			if r.Baseline != nil && r.Baseline.MBps > 0 {
 				xl = fmt.Sprintf("%.2f", g.MBps/r.Baseline.MBps)
 			}
 			if r.Disk != nil && r.Disk.MBps > 0 && r.Params.EnforceFsync && g.Kind != KindConsumer {
 				xd = fmt.Sprintf("%.2f", g.MBps/r.Disk.MBps)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%d %ss\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t\n",
+			if r.Cache != nil && r.Cache.MBps > 0 && !r.Params.EnforceFsync && g.Kind != KindConsumer {
+				xc = fmt.Sprintf("%.2f", g.MBps/r.Cache.MBps)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%d %ss\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t\n",
 				r.Name, r.Scenario, r.Params.EnforceFsync, g.Actors, g.Kind, g.MBps, g.MsgsPerS,
-				g.Latency.P50, g.Latency.P90, g.Latency.P99, g.Latency.P999, base, xl, disk, xd, cpu, max(r.Env.LoadBefore, r.Env.LoadAfter), check)
+				g.Latency.P50, g.Latency.P90, g.Latency.P99, g.Latency.P999, base, xl, disk, xd, cache, xc, cpu, max(r.Env.LoadBefore, r.Env.LoadAfter), check)
 		}
 	}
 	return tw.Flush()

@@ -27,6 +27,29 @@ func TestMeasureDisk(t *testing.T) {
 	}
 }
 
+// TestMeasureCache: the page-cache baseline writes without syncing in
+// the directory, is bounded by its size limit, and leaves nothing
+// behind.
+func TestMeasureCache(t *testing.T) {
+	dir := t.TempDir()
+	c, err := MeasureCache(t.Context(), dir, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Writes == 0 || c.Bytes != c.Writes*DiskBufferSize || c.MBps <= 0 || c.SyncMillis != 0 || c.Sync != "none" || c.Dir != dir {
+		t.Fatalf("cache baseline %+v", c)
+	}
+	if c.Bytes > maxCacheBaselineBytes {
+		t.Fatalf("wrote %d bytes, more than the bound %d", c.Bytes, maxCacheBaselineBytes)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("left %d files behind", len(ents))
+	}
+	if _, err := MeasureCache(t.Context(), dir+"/missing", time.Millisecond); err == nil {
+		t.Fatal("no error for a missing directory")
+	}
+}
+
 // TestProcessFigures reads this process's CPU, memory, threads and
 // descriptors where /proc exists.
 func TestProcessFigures(t *testing.T) {
@@ -55,12 +78,15 @@ func TestProcessFigures(t *testing.T) {
 func TestEmbeddedResources(t *testing.T) {
 	cfg := small(PinnedProducerAndConsumer, "")
 	cfg.Producers, cfg.Consumers = 1, 1
-	cfg.DiskBaseline, cfg.ResourceSampling = 50*time.Millisecond, 5*time.Millisecond
+	cfg.DiskBaseline, cfg.CacheBaseline, cfg.ResourceSampling = 50*time.Millisecond, 20*time.Millisecond, 5*time.Millisecond
 	cfg.SegmentSize, cfg.MaxTopicSize = 1<<20, 1<<30
 	r := runAndRead(t, cfg)
 	checkComplete(t, cfg, r)
 	if r.Disk == nil || r.Disk.Writes == 0 {
 		t.Fatalf("disk baseline %+v", r.Disk)
+	}
+	if r.Cache == nil || r.Cache.Writes == 0 || r.Cache.Sync != "none" {
+		t.Fatalf("page-cache baseline %+v", r.Cache)
 	}
 	if r.Process == nil || !r.Process.Embedded || r.Process.PID != os.Getpid() {
 		t.Fatalf("process %+v", r.Process)
@@ -80,7 +106,7 @@ func TestEmbeddedResources(t *testing.T) {
 	if err := WriteReport(&report, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"disk baseline", "CPU during the measured phase: benchmark with the embedded broker"} {
+	for _, want := range []string{"disk baseline", "page-cache baseline", "× page cache", "CPU during the measured phase: benchmark with the embedded broker"} {
 		if !strings.Contains(report.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, report.String())
 		}
@@ -91,7 +117,7 @@ func TestEmbeddedResources(t *testing.T) {
 // of medians, ratios per run.
 func TestWriteMedians(t *testing.T) {
 	mk := func(name string, mbps, base float64) *Result {
-		return &Result{Name: name, Baseline: &Baseline{MBps: base},
+		return &Result{Name: name, Baseline: &Baseline{MBps: base}, Cache: &DiskBaseline{MBps: base / 4},
 			Groups: []Group{{Kind: KindProducer, Actors: 1, MBps: mbps, Latency: Summary{P50: 1, P90: 1.2}}}}
 	}
 	var b strings.Builder
@@ -105,7 +131,8 @@ func TestWriteMedians(t *testing.T) {
 	}
 	// pp1: MB/s median 200; ratios 0.1, 0.3, 0.5 -> 0.300; loopback 1000.
 	f := strings.Fields(lines[1])
-	if f[0] != "pp1" || f[3] != "3" || f[4] != "200.0" || f[10] != "1000" || f[11] != "0.300" {
+	// Page cache 250, 250, 100 -> 250; ratios 0.4, 1.2, 2.0 -> 1.20.
+	if f[0] != "pp1" || f[3] != "3" || f[4] != "200.0" || f[10] != "1000" || f[11] != "0.300" || f[14] != "250" || f[15] != "1.20" {
 		t.Fatalf("pp1 row %q", lines[1])
 	}
 	if !strings.HasPrefix(strings.TrimSpace(lines[2]), "pc1") {

@@ -38,6 +38,9 @@ type Result struct {
 	// Disk is the write-and-fdatasync baseline measured just before the
 	// benchmark (nil when skipped).
 	Disk *DiskBaseline `json:"disk_baseline,omitempty"`
+	// Cache is the write-without-sync baseline measured just before the
+	// benchmark, in the same directory (nil when skipped).
+	Cache *DiskBaseline `json:"cache_baseline,omitempty"`
 	// Process identifies the broker's process when it runs on this
 	// machine; CPU is the CPU time of the measured phase.
 	Process *ProcessInfo `json:"process,omitempty"`

@@ -63,14 +63,19 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		}
 	}()
 	res.Params.Server = t.label
+	dir := cfg.DiskBaselineDir
+	if dir == "" {
+		dir = t.dataDir
+	}
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if cfg.CacheBaseline > 0 {
+		if res.Cache, err = MeasureCache(ctx, dir, cfg.CacheBaseline); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.DiskBaseline > 0 {
-		dir := cfg.DiskBaselineDir
-		if dir == "" {
-			dir = t.dataDir
-		}
-		if dir == "" {
-			dir = os.TempDir()
-		}
 		if res.Disk, err = MeasureDisk(ctx, dir, cfg.DiskBaseline); err != nil {
 			return nil, err
 		}

@@ -24,6 +24,7 @@ type benchFlags struct {
 	sampling   string
 	baseline   string
 	disk       string
+	cache      string
 	resources  string
 	retention  string
 	segment    string
@@ -193,7 +194,8 @@ func newBenchScenarioCmd(env Env, s bench.Scenario) *cobra.Command {
 	fl.StringVar(&c.Password, "password", bench.DefaultPassword, "password")
 	fl.StringVar(&f.baseline, "baseline", bench.DefaultBaseline.String(), "measure loopback TCP throughput this long first; 0 skips it")
 	fl.StringVar(&f.disk, "disk-baseline", bench.DefaultDiskBaseline.String(), "measure 1 MiB writes each followed by fdatasync this long first; 0 skips it")
-	fl.StringVar(&c.DiskBaselineDir, "disk-baseline-dir", "", "directory of the disk baseline, on the broker's data file system (default: the embedded broker's data directory, else the temporary directory)")
+	fl.StringVar(&f.cache, "cache-baseline", bench.DefaultCacheBaseline.String(), "measure 1 MiB writes without sync (the page cache) this long first, in the disk baseline's directory; 0 skips it")
+	fl.StringVar(&c.DiskBaselineDir, "disk-baseline-dir", "", "directory of the disk and page-cache baselines, on the broker's data file system (default: the embedded broker's data directory, else the temporary directory)")
 	fl.StringVar(&f.resources, "resource-sampling", bench.DefaultResourceSampling.String(), "sample the broker process (RSS, threads, open files, CPU; heap and goroutines when embedded) this often when it runs on this machine; 0 never")
 	fl.StringVar(&f.segment, "segment-size", "", "segment_size of the benchmark topics, e.g. \"16 MiB\" (default: the server's)")
 	fl.StringVar(&f.maxTopic, "max-topic-size", "", "max_topic_size of the benchmark topics (retention by size), e.g. \"256 MiB\" (default: unlimited)")
@@ -235,6 +237,7 @@ func parseBenchFlags(f *benchFlags) (bench.Config, error) {
 	dur("sampling-time", f.sampling, &c.SamplingTime)
 	dur("baseline", f.baseline, &c.Baseline)
 	dur("disk-baseline", f.disk, &c.DiskBaseline)
+	dur("cache-baseline", f.cache, &c.CacheBaseline)
 	dur("resource-sampling", f.resources, &c.ResourceSampling)
 	dur("retention-interval", f.retention, &c.RetentionInterval)
 	size("segment-size", f.segment, &c.SegmentSize)

@@ -56,9 +56,12 @@
 // # Durability
 //
 // With Options.Fsync (topic option enforce_fsync = true) Append returns only
-// after the record and its index entry were written and fdatasync'ed, and the
-// record becomes visible to readers only then; concurrent appenders share one
-// fdatasync (group commit). Without it records are visible once written to
+// after the record was written and its log fdatasync'ed, and the record
+// becomes visible to readers only then; concurrent appenders share one
+// fdatasync (group commit). The active segment's index entries are written
+// but not synced: recovery rebuilds that index from the log, so one sync
+// per round suffices; sealing syncs log and index, whose sealed index
+// recovery then trusts. Without it records are visible once written to
 // the page cache and a background goroutine syncs when the unsynced messages
 // or bytes pass the configured thresholds, or on an interval; it exists only
 // while there is something to sync (flusher.go). Flush and Close sync

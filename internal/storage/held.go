@@ -198,5 +198,5 @@ func (s *segment) cut(n int, pos int64) error {
 		}
 		s.flushedN = n
 	}
-	return s.flushLocked(0, true)
+	return s.flushLocked(0, syncAll)
 }

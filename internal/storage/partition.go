@@ -333,7 +333,7 @@ func (p *Partition) syncTo(target uint64) error {
 	p.mu.Unlock()
 
 	sstart := p.observeStart()
-	err := seg.flush(n, true)
+	err := seg.flush(n, syncLog)
 	p.observeSync(sstart)
 	p.syncRounds.Add(1)
 

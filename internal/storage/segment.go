@@ -146,15 +146,32 @@ func (s *segment) release() {
 	}
 }
 
-// flush writes index entries up to n (captured under Partition.mu) and,
-// with sync, syncs log and index (syncData). Caller must not hold segment.flushMu.
-func (s *segment) flush(n int, sync bool) error {
+// syncMode says which files a flush makes durable.
+type syncMode uint8
+
+const (
+	// syncNone writes index entries without syncing.
+	syncNone syncMode = iota
+	// syncLog syncs the log only. The active segment's index needs no
+	// sync: recovery walks the last segment and rebuilds its index from
+	// the log, so an index entry on disk adds nothing to durability. One
+	// fdatasync per round instead of two (an extending index write makes
+	// its own journal commit).
+	syncLog
+	// syncAll syncs log and index: sealing and cuts, after which recovery
+	// trusts the index of a sealed segment.
+	syncAll
+)
+
+// flush writes index entries up to n (captured under Partition.mu) and
+// syncs what mode says (syncData). Caller must not hold segment.flushMu.
+func (s *segment) flush(n int, mode syncMode) error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
-	return s.flushLocked(n, sync)
+	return s.flushLocked(n, mode)
 }
 
-func (s *segment) flushLocked(n int, sync bool) error {
+func (s *segment) flushLocked(n int, mode syncMode) error {
 	if s.sealedDone {
 		return nil
 	}
@@ -178,12 +195,12 @@ func (s *segment) flushLocked(n int, sync bool) error {
 			}
 		}
 	}
-	if sync {
+	if mode >= syncLog {
 		if err := syncData(s.log); err != nil {
 			return fmt.Errorf("sync %s: %w", s.logPath, err)
 		}
 		// A parked index has nothing unsynced (idxfile.go).
-		if s.idx != nil {
+		if mode == syncAll && s.idx != nil {
 			if err := syncData(s.idx); err != nil {
 				return fmt.Errorf("sync %s: %w", s.idxPath, err)
 			}
@@ -214,7 +231,7 @@ func (s *segment) seal(publish bool) error {
 			return fmt.Errorf("trim %s: %w", s.logPath, err)
 		}
 	}
-	if err := s.flushLocked(m.n, true); err != nil {
+	if err := s.flushLocked(m.n, syncAll); err != nil {
 		return err
 	}
 	s.sealedN = m.n
