@@ -150,14 +150,12 @@ func (s *segment) release() {
 type syncMode uint8
 
 const (
-	// syncNone writes index entries without syncing.
-	syncNone syncMode = iota
 	// syncLog syncs the log only. The active segment's index needs no
 	// sync: recovery walks the last segment and rebuilds its index from
 	// the log, so an index entry on disk adds nothing to durability. One
 	// fdatasync per round instead of two (an extending index write makes
 	// its own journal commit).
-	syncLog
+	syncLog syncMode = iota
 	// syncAll syncs log and index: sealing and cuts, after which recovery
 	// trusts the index of a sealed segment.
 	syncAll
@@ -195,15 +193,13 @@ func (s *segment) flushLocked(n int, mode syncMode) error {
 			}
 		}
 	}
-	if mode >= syncLog {
-		if err := syncData(s.log); err != nil {
-			return fmt.Errorf("sync %s: %w", s.logPath, err)
-		}
-		// A parked index has nothing unsynced (idxfile.go).
-		if mode == syncAll && s.idx != nil {
-			if err := syncData(s.idx); err != nil {
-				return fmt.Errorf("sync %s: %w", s.idxPath, err)
-			}
+	if err := syncData(s.log); err != nil {
+		return fmt.Errorf("sync %s: %w", s.logPath, err)
+	}
+	// A parked index has nothing unsynced (idxfile.go).
+	if mode == syncAll && s.idx != nil {
+		if err := syncData(s.idx); err != nil {
+			return fmt.Errorf("sync %s: %w", s.idxPath, err)
 		}
 	}
 	return nil
