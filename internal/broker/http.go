@@ -49,7 +49,7 @@ func (b *Broker) listenHTTP() error {
 	if ui == nil {
 		ui = console.FS()
 	}
-	api, err := httpapi.New(httpapi.Options{
+	opts := httpapi.Options{
 		Config:          *cfg,
 		Dispatcher:      b.disp,
 		Authenticator:   auth.NewAuthenticator(b.meta, b.hasher, b.opts.now),
@@ -62,7 +62,9 @@ func (b *Broker) listenHTTP() error {
 		WebUI:           ui,
 		WebUICSP:        console.ContentSecurityPolicy,
 		EffectiveConfig: b.boundConfig,
-	})
+	}
+	b.httpClusterOptions(&opts)
+	api, err := httpapi.New(opts)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
 	}

@@ -92,19 +92,65 @@ func (s *Server) wrap(rt *route) http.Handler {
 		// iggy-view on successful answers except /ping and /ui* (single
 		// node: view 0); errors drop it again below.
 		if rt.Pattern != "/ping" && !isUIPath(r.URL.Path) {
-			w.Header().Set("iggy-view", "0")
+			w.Header().Set("iggy-view", s.viewHeader())
+		}
+		if s.opts.Cluster != nil {
+			if done, err := s.routeInCluster(c); done {
+				if err != nil {
+					s.fail(c, err)
+				}
+				return
+			}
 		}
 		if err := rt.handle(c); err != nil {
-			var ae *apiError
-			if !errors.As(err, &ae) {
-				s.log.Warn("http request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-				ae = codeError(wire.ErrError.Code)
-				ae.Status = http.StatusInternalServerError
-			}
-			w.Header().Del("iggy-view")
-			writeError(w, r, ae)
+			s.fail(c, err)
 		}
 	})
+}
+
+// routeInCluster sends c to the leader when it must be served there
+// (cluster.go): a linearizable read is redirected, a relayed write
+// forwarded. It reports whether c was answered (err: with that error).
+func (s *Server) routeInCluster(c *call) (bool, error) {
+	r, rt := c.r, c.rt
+	if r.Method == http.MethodGet || rt.Flags&flagForward == 0 {
+		// A read (GET, or a POST that only reads, such as /snapshot).
+		return rt.Flags&flagConsistency != 0 && s.linearizable(c.w, r), nil
+	}
+	if rt.Command == wire.CmdLogoutUser {
+		return false, nil
+	}
+	if p, ok := s.opts.Cluster.Primary(peerAddr(r)); ok && p.Self {
+		return false, nil
+	}
+	if r.Header.Get(forwardedHeader) != "" {
+		return true, errNotPrimary() // one hop only
+	}
+	if s.forward == nil {
+		return false, nil // the dispatcher answers 58
+	}
+	if err := s.relay(c); !errors.Is(err, errServeHere) {
+		return true, err
+	}
+	return false, nil
+}
+
+// fail answers c with err (an *apiError, else 500). A relayed request
+// refused because this node does not lead is marked so, and the relaying
+// node tries the leader again.
+func (s *Server) fail(c *call, err error) {
+	w, r := c.w, c.r
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		s.log.Warn("http request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		ae = codeError(wire.ErrError.Code)
+		ae.Status = http.StatusInternalServerError
+	}
+	w.Header().Del("iggy-view")
+	if r.Header.Get(forwardedHeader) != "" && (ae.Code == "not_primary" || ae.ID == wire.ErrTransientNotAccepted.Code) {
+		w.Header().Set(notPrimaryHeader, "1")
+	}
+	writeError(w, r, ae)
 }
 
 // json writes v with status.

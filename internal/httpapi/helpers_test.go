@@ -54,6 +54,12 @@ func testServerErr(t *testing.T, cfg config.HTTPConfig) error {
 
 func newTestServer(t testing.TB, cfg config.HTTPConfig, now func() time.Time) (*Server, error) {
 	t.Helper()
+	return newTestServerWith(t, cfg, now, nil)
+}
+
+// newTestServerWith is newTestServer with mod applied to the options.
+func newTestServerWith(t testing.TB, cfg config.HTTPConfig, now func() time.Time, mod func(*Options)) (*Server, error) {
+	t.Helper()
 	h := auth.NewHasher(auth.Params{MemoryKiB: 64, Iterations: 1, Parallelism: 1, SaltBytes: 16, KeyBytes: 32}, nil)
 	store := auth.NewMemStore()
 	root, err := auth.NewRootUser(h, "iggy", "iggy")
@@ -65,7 +71,11 @@ func newTestServer(t testing.TB, cfg config.HTTPConfig, now func() time.Time) (*
 	authn := auth.NewAuthenticator(store, h, now)
 	m := session.NewManager(authn, session.NewMemLog(now, table.Apply), table, session.Options{Now: now})
 	d := dispatch.New(m, store, dispatch.Options{})
-	return New(Options{Config: cfg, Dispatcher: d, Authenticator: authn, ClientsTableMax: 16, Now: now, DataDir: t.TempDir()})
+	o := Options{Config: cfg, Dispatcher: d, Authenticator: authn, ClientsTableMax: 16, Now: now, DataDir: t.TempDir()}
+	if mod != nil {
+		mod(&o)
+	}
+	return New(o)
 }
 
 func defaultHTTP() config.HTTPConfig { return config.Default().HTTP }

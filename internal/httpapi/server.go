@@ -59,6 +59,13 @@ type Options struct {
 	// broker's, with the bound addresses); nil answers 404. It is called
 	// once per request.
 	EffectiveConfig func() config.Config
+	// Cluster is the cluster (cluster.go); nil on a single node.
+	Cluster Cluster
+	// ClusterSecret is cluster.auth.shared_secret when cluster auth is
+	// on: with no http.jwt secret configured the JWT key is derived from
+	// it (ClusterJWTKey), so tokens hold on every node and followers relay
+	// metadata writes to the leader.
+	ClusterSecret []byte
 }
 
 // Server is the HTTP API as an http.Handler.
@@ -77,6 +84,9 @@ type Server struct {
 	mux        *http.ServeMux
 	handler    http.Handler
 	cors       *corsPolicy
+	// forward relays metadata writes to the leader (cluster mode with a
+	// JWT key shared by every node; nil otherwise).
+	forward *forwarder
 	// produces and polls recycle the buffers of the message routes
 	// (*produceState, *pollBuffers).
 	produces, polls sync.Pool
@@ -97,6 +107,11 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	configured, _ := opts.Config.JWT.JWTKey()
+	sharedKey := len(configured) > 0
+	if !sharedKey && len(opts.ClusterSecret) > 0 {
+		js.Key, sharedKey = ClusterJWTKey(opts.ClusterSecret), true
+	}
 	path := ""
 	if opts.DataDir != "" {
 		path = filepath.Join(opts.DataDir, filepath.FromSlash(RevocationsFile))
@@ -115,6 +130,9 @@ func New(opts Options) (*Server, error) {
 		sessions:   newSessionTable(opts.Dispatcher.Sessions(), opts.Now, max),
 		readClient: newClientID(),
 		cors:       newCORS(opts.Config.CORS),
+	}
+	if opts.Cluster != nil && sharedKey {
+		s.forward = newForwarder(opts.Config.TLS.Enabled, opts.Config.TLS.CertFile)
 	}
 	s.routes = s.table()
 	if err := s.register(); err != nil {
