@@ -60,6 +60,8 @@ type options struct {
 	snapEach  int
 	// compactEvery is the metadata raft log's compaction period (cluster.go).
 	compactEvery uint64
+	// fileLimit reads the descriptor use and limit (fdroom.go).
+	fileLimit FileLimit
 	httpOptions
 	obs observeOptions // observe.go
 }
@@ -242,6 +244,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		dopts.MetadataLeader = b.metadataLeader
 		dopts.LoginReady = meta.Bootstrapped
 		sys.ClusterMetadata = b.clusterMetadata
+		sys.PartitionRoom = b.partitionRoom
 	}
 	b.disp = dispatch.New(b.sessions, meta, dopts)
 	meta.Register(b.disp, sys)

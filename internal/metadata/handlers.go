@@ -85,7 +85,13 @@ func (s *Store) checked(newBody func() wire.Body, check func(b wire.Body) uint32
 }
 
 // registerCommands installs the metadata command handlers on d.
-func (s *Store) registerCommands(d *dispatch.Dispatcher) {
+func (s *Store) registerCommands(d *dispatch.Dispatcher, sys System) {
+	room := func(add uint32) uint32 {
+		if sys.PartitionRoom == nil {
+			return 0
+		}
+		return sys.PartitionRoom(add)
+	}
 	streamOptions := func(o wire.Options) uint32 {
 		return wire.CodeOf(wire.ValidateOptionKeys(wire.OptionScopeStream, o))
 	}
@@ -102,8 +108,10 @@ func (s *Store) registerCommands(d *dispatch.Dispatcher) {
 		if req.PartitionsCount > wire.MaxPartitionsPerRequest {
 			return wire.ErrTooManyPartitions.Code
 		}
-		_, err := wire.NewTopicOptions(req.Options, req.PartitionsCount)
-		return wire.CodeOf(err)
+		if _, err := wire.NewTopicOptions(req.Options, req.PartitionsCount); err != nil {
+			return wire.CodeOf(err)
+		}
+		return room(req.PartitionsCount)
 	}))
 	d.Handle(wire.CmdUpdateTopic, s.checked(func() wire.Body { return new(wire.UpdateTopic) }, func(b wire.Body) uint32 {
 		return wire.CodeOf(wire.ValidateTopicUpdate(b.(*wire.UpdateTopic).Options))
@@ -117,7 +125,11 @@ func (s *Store) registerCommands(d *dispatch.Dispatcher) {
 		return 0
 	}
 	d.Handle(wire.CmdCreatePartitions, s.checked(func() wire.Body { return new(wire.CreatePartitions) }, func(b wire.Body) uint32 {
-		return partitionsCount(b.(*wire.CreatePartitions).PartitionsCount)
+		n := b.(*wire.CreatePartitions).PartitionsCount
+		if code := partitionsCount(n); code != 0 {
+			return code
+		}
+		return room(n)
 	}))
 	d.Handle(wire.CmdDeletePartitions, s.checked(func() wire.Body { return new(wire.DeletePartitions) }, func(b wire.Body) uint32 {
 		return partitionsCount(b.(*wire.DeletePartitions).PartitionsCount)

@@ -44,13 +44,17 @@ type System struct {
 	// GET_CLUSTER_METADATA for a caller at peer (the connection's remote
 	// address): the roster with the metadata leader.
 	ClusterMetadata func(peer string) wire.ClusterMetadata
+	// PartitionRoom, when set (cluster mode), is asked before
+	// CREATE_TOPIC and CREATE_PARTITIONS are proposed whether add more
+	// partitions fit this node; a non-zero IggyError code refuses them.
+	PartitionRoom func(add uint32) uint32
 }
 
 // Register installs every metadata-plane handler on d: the commands, the
 // reads and the system commands (GET_STATS, GET_SNAPSHOT_FILE,
 // GET_CLUSTER_METADATA, DESCRIBE_OPTIONS).
 func (s *Store) Register(d *dispatch.Dispatcher, sys System) {
-	s.registerCommands(d)
+	s.registerCommands(d, sys)
 	s.registerReads(d)
 	p := &probe{}
 	d.Handle(wire.CmdGetStats, func(x *dispatch.Exchange) { s.getStats(x, d, sys, p) })

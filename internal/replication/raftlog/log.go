@@ -232,6 +232,13 @@ func (l *Log) Snapshot() (*pb.Snapshot, error) {
 	return proto.CloneOf(l.snap), nil
 }
 
+// Closed reports whether Close has run.
+func (l *Log) Closed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
 // Close closes the files. Every later call returns ErrClosed.
 func (l *Log) Close() error {
 	l.mu.Lock()
