@@ -322,37 +322,73 @@ func (s *segLog) reconcileSnapshot(next uint64) error {
 // Append stores entries: batches to the segment, headers and every other
 // entry to the inner log (see segLog).
 func (s *segLog) Append(entries []*raftpb.Entry) error {
+	sync, err := s.appendEntries(entries, false)
+	if err == nil && sync != nil {
+		err = sync()
+	}
+	return err
+}
+
+// AppendDeferred implements replication.DeferredSync: Append, with the
+// fsync of the segment (enforce_fsync) and of the header log left to the
+// returned function.
+func (s *segLog) AppendDeferred(entries []*raftpb.Entry) (func() error, error) {
+	return s.appendEntries(entries, true)
+}
+
+// appendEntries is Append; with deferred the syncs are returned instead of
+// done (nil when there are none).
+func (s *segLog) appendEntries(entries []*raftpb.Entry, deferred bool) (func() error, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(entries) == 0 {
-		return s.inner.Append(entries)
+		return nil, s.inner.Append(entries)
 	}
 	from := entries[0].GetIndex()
 	last, err := s.inner.LastIndex()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if from <= last {
 		if err := s.truncate(from, last); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	out := s.buf[:0]
+	var seq uint64
 	for _, e := range entries {
-		h, err := s.store(e)
+		h, sq, err := s.store(e, deferred)
 		if err != nil {
-			return fmt.Errorf("raft entry %d: %w", e.GetIndex(), err)
+			return nil, fmt.Errorf("raft entry %d: %w", e.GetIndex(), err)
 		}
+		seq = max(seq, sq)
 		out = append(out, h)
 	}
 	s.buf = out
-	err = s.inner.Append(out)
+	var innerSync func() error
+	if d, ok := s.inner.(replication.DeferredSync); ok && deferred {
+		innerSync, err = d.AppendDeferred(out)
+	} else {
+		err = s.inner.Append(out)
+	}
 	clear(out)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.cache.put(entries)
-	return nil
+	if seq == 0 && innerSync == nil {
+		return nil, nil
+	}
+	part := s.part
+	return func() error {
+		if err := part.Sync(seq); err != nil {
+			return fmt.Errorf("sync batches: %w", err)
+		}
+		if innerSync != nil {
+			return innerSync()
+		}
+		return nil
+	}, nil
 }
 
 // truncate handles raft replacing entries from..last: the segment loses
@@ -377,29 +413,31 @@ func (s *segLog) truncate(from, last uint64) error {
 
 // store writes e's batch to the segment and returns the header the inner
 // log keeps; other entries are returned as they are.
-func (s *segLog) store(e *raftpb.Entry) (*raftpb.Entry, error) {
+// With deferred, a batch's fsync (enforce_fsync) is left to the caller:
+// seq is the append to sync (0: none).
+func (s *segLog) store(e *raftpb.Entry, deferred bool) (h *raftpb.Entry, seq uint64, err error) {
 	d := e.GetData()
 	if e.GetType() != raftpb.EntryNormal || len(d) < entryCommonLen || d[1] != entryVersion {
-		return e, nil
+		return e, 0, nil
 	}
 	switch d[0] {
 	case entryPurge:
 		s.pendingPurge = e.GetIndex()
-		return e, nil
+		return e, 0, nil
 	case entrySend:
 	default:
-		return e, nil
+		return e, 0, nil
 	}
 	if d[2]&flagStored != 0 {
-		return nil, errForeignStored
+		return nil, 0, errForeignStored
 	}
 	if len(d) < entrySendLen+wire.BatchHeaderSize {
-		return e, nil // malformed: kept whole, its apply reports it
+		return e, 0, nil // malformed: kept whole, its apply reports it
 	}
 	if s.pendingPurge != 0 {
 		if s.pendingPurge > s.purgedAt() { // not applied here yet
 			if err := s.purgeNow(s.pendingPurge); err != nil {
-				return nil, fmt.Errorf("execute the committed purge at %d: %w", s.pendingPurge, err)
+				return nil, 0, fmt.Errorf("execute the committed purge at %d: %w", s.pendingPurge, err)
 			}
 		}
 		s.pendingPurge = 0
@@ -411,17 +449,22 @@ func (s *segLog) store(e *raftpb.Entry) (*raftpb.Entry, error) {
 	if s.sealing != nil {
 		tag, from := s.sealing()
 		if got := d[3]; got != tag && (got != 0 || base >= from) {
-			return nil, fmt.Errorf("%w: batch at offset %d has key tag %d, this node's is %d", errKeyMismatch, base, got, tag)
+			return nil, 0, fmt.Errorf("%w: batch at offset %d has key tag %d, this node's is %d", errKeyMismatch, base, got, tag)
 		}
 	}
-	if _, err := s.part.AppendStamped(rec, count, base, ts); err != nil {
-		return nil, fmt.Errorf("store batch at offset %d: %w", base, err)
+	if deferred {
+		_, seq, err = s.part.AppendStampedDeferred(rec, count, base, ts)
+	} else {
+		_, err = s.part.AppendStamped(rec, count, base, ts)
 	}
-	h := make([]byte, entrySendLen)
-	copy(h, d[:entrySendLen])
-	h[2] |= flagStored
-	binary.LittleEndian.PutUint32(h[offSendRecLen:], uint32(len(rec)))
-	return &raftpb.Entry{Term: e.Term, Index: e.Index, Type: e.Type, Data: h}, nil
+	if err != nil {
+		return nil, 0, fmt.Errorf("store batch at offset %d: %w", base, err)
+	}
+	hd := make([]byte, entrySendLen)
+	copy(hd, d[:entrySendLen])
+	hd[2] |= flagStored
+	binary.LittleEndian.PutUint32(hd[offSendRecLen:], uint32(len(rec)))
+	return &raftpb.Entry{Term: e.Term, Index: e.Index, Type: e.Type, Data: hd}, seq, nil
 }
 
 // Entries returns entries [lo, hi) within maxSize (at least one), stored

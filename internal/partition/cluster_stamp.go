@@ -123,14 +123,35 @@ func (s *stampLog) scanBack(hi uint64) (entryMark, uint64, uint64, uint64, error
 // among them. An append that replaced a conflicting suffix and brought no
 // such entry recomputes the tail from the remaining log.
 func (s *stampLog) Append(entries []*raftpb.Entry) error {
+	return s.appendWith(entries, s.LogStorage.Append)
+}
+
+// AppendDeferred implements replication.DeferredSync over the segment
+// log's own.
+func (s *stampLog) AppendDeferred(entries []*raftpb.Entry) (func() error, error) {
+	d, ok := s.LogStorage.(replication.DeferredSync)
+	if !ok {
+		return nil, s.Append(entries)
+	}
+	var sync func() error
+	err := s.appendWith(entries, func(es []*raftpb.Entry) error {
+		var err error
+		sync, err = d.AppendDeferred(es)
+		return err
+	})
+	return sync, err
+}
+
+// appendWith is Append storing the entries with store.
+func (s *stampLog) appendWith(entries []*raftpb.Entry, store func([]*raftpb.Entry) error) error {
 	if len(entries) == 0 {
-		return s.LogStorage.Append(entries)
+		return store(entries)
 	}
 	last, err := s.LogStorage.LastIndex()
 	if err != nil {
 		return err
 	}
-	if err := s.LogStorage.Append(entries); err != nil {
+	if err := store(entries); err != nil {
 		return err
 	}
 	if from := entries[0].GetIndex(); from <= last {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -244,29 +245,97 @@ func (h *Host) dropGroup(g *group, err error) {
 }
 
 // processReady handles the Ready of every group touched in this pass.
+//
+// The first Ready of a group whose storage defers its fsync
+// (DeferredSync) is written but not synced at first; the syncs of all
+// such groups then run at once (syncAll), and only after that are their
+// Readys finished (hard state, a follower's acknowledgements, applies).
+// With enforce_fsync and many partitions, one pass costs about one disk
+// sync instead of one per group.
 func (h *Host) processReady() {
 	dirty := h.dirty
 	h.dirty = h.dirty[:0:0]
+	var waiting []persisting
 	for _, g := range dirty {
 		g.dirty = false
 		if h.groups[g.id] != g {
 			continue // removed in this pass
 		}
-		if !h.drainReady(g) {
-			continue
-		}
-		if g.campaign {
-			g.campaign = false
-			if err := g.rn.Campaign(); err != nil {
-				h.log.Warn("first campaign", "group", uint64(g.id), "err", err)
+		if d, ok := g.storage.(DeferredSync); ok && !g.campaign && g.rn.HasReady() {
+			var p persisting
+			if err := h.guard(g, func() (err error) { p, err = h.persistReady(g, d); return err }); err != nil {
+				h.fail(g, err)
+				continue
 			}
-			if !h.drainReady(g) {
+			if p.sync != nil {
+				waiting = append(waiting, p)
+				continue
+			}
+			if err := h.guard(g, func() error { return h.finishReady(g, p) }); err != nil {
+				h.fail(g, err)
 				continue
 			}
 		}
-		h.evaluateQuiesce(g)
-		h.publish(g)
+		h.settle(g)
 	}
+	if len(waiting) == 0 {
+		return
+	}
+	syncAll(waiting)
+	for _, p := range waiting {
+		g := p.g
+		if p.err != nil {
+			h.fail(g, appendError(p.early, p.err))
+			continue
+		}
+		if err := h.guard(g, func() error { return h.finishReady(g, p) }); err != nil {
+			h.fail(g, err)
+			continue
+		}
+		h.settle(g)
+	}
+}
+
+// maxParallelSyncs bounds the fsyncs syncAll runs at once (each blocks an
+// OS thread).
+const maxParallelSyncs = 32
+
+// syncAll runs the deferred syncs of ps, up to maxParallelSyncs at a time,
+// and records each result in its err.
+func syncAll(ps []persisting) {
+	if len(ps) == 1 {
+		ps[0].err = ps[0].sync()
+		return
+	}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxParallelSyncs)
+	for i := range ps {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			ps[i].err = ps[i].sync()
+		})
+	}
+	wg.Wait()
+}
+
+// settle handles g's remaining Readys (and its first campaign), then
+// re-evaluates quiescence and publishes its view.
+func (h *Host) settle(g *group) {
+	if !h.drainReady(g) {
+		return
+	}
+	if g.campaign {
+		g.campaign = false
+		if err := g.rn.Campaign(); err != nil {
+			h.log.Warn("first campaign", "group", uint64(g.id), "err", err)
+		}
+		if !h.drainReady(g) {
+			return
+		}
+	}
+	h.evaluateQuiesce(g)
+	h.publish(g)
 }
 
 // drainReady handles Readys until none is left; false means the group

@@ -42,26 +42,68 @@ import (
 // in it belongs to Readys already handled), so the transport's writer
 // marshals and writes them while this goroutine appends.
 func (h *Host) handleReady(g *group) error {
-	rd := g.rn.Ready()
+	p, err := h.persistReady(g, nil)
+	if err != nil {
+		return err
+	}
+	return h.finishReady(g, p)
+}
+
+// persisting is a Ready whose entries were written: early says its
+// messages already left; sync, when set, is the deferred fsync of its
+// entries (DeferredSync), which must succeed before finishReady.
+type persisting struct {
+	g     *group
+	rd    raft.Ready
+	early bool
+	sync  func() error
+	err   error // sync's result
+}
+
+// persistReady takes g's Ready and stores its snapshot and entries,
+// sending a leader's messages first (see handleReady). With d the
+// entries' fsync is deferred (p.sync).
+func (h *Host) persistReady(g *group, d DeferredSync) (persisting, error) {
+	p := persisting{g: g, rd: g.rn.Ready()}
+	rd := &p.rd
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		if err := h.restoreSnapshot(g, rd.Snapshot); err != nil {
-			return err
+			return p, err
 		}
 	}
-	early := g.sendsEarly(&rd)
-	if early {
+	p.early = g.sendsEarly(rd)
+	if p.early {
 		h.sendMessages(g, rd.Messages)
 		h.flush()
 	}
 	if len(rd.Entries) > 0 {
-		if err := g.storage.Append(rd.Entries); err != nil {
-			if early {
-				// Followers may already hold (and commit) these entries.
-				return fmt.Errorf("%w: %w: append: %w", ErrOutcomeUnknown, ErrStorage, err)
-			}
-			return fmt.Errorf("%w: append: %w", ErrStorage, err)
+		var err error
+		if d != nil {
+			p.sync, err = d.AppendDeferred(rd.Entries)
+		} else {
+			err = g.storage.Append(rd.Entries)
+		}
+		if err != nil {
+			return p, appendError(p.early, err)
 		}
 	}
+	return p, nil
+}
+
+// appendError wraps a failed append (or its sync): after an early send
+// followers may already hold, and commit, the entries.
+func appendError(early bool, err error) error {
+	if early {
+		return fmt.Errorf("%w: %w: append: %w", ErrOutcomeUnknown, ErrStorage, err)
+	}
+	return fmt.Errorf("%w: append: %w", ErrStorage, err)
+}
+
+// finishReady completes a persisted Ready: the hard state (after the
+// entries, as raft requires), the remaining messages, the applies, and
+// Advance.
+func (h *Host) finishReady(g *group, p persisting) error {
+	rd, early := p.rd, p.early
 	if !raft.IsEmptyHardState(rd.HardState) {
 		if err := g.storage.SetHardState(rd.HardState); err != nil {
 			return fmt.Errorf("%w: hard state: %w", ErrStorage, err)

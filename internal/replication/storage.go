@@ -31,6 +31,19 @@ type LogStorage interface {
 	Compact(compactIndex uint64) error
 }
 
+// DeferredSync is a LogStorage whose Append can leave its fsync for later,
+// so that the host syncs the appends of every group of one loop pass at
+// once instead of one after another (Host.processReady). AppendDeferred
+// is Append without waiting for durability; sync, when not nil, makes the
+// entries as durable as Append would have made them. sync may run on
+// another goroutine, concurrently with the syncs of other groups' logs;
+// nothing else touches the storage until it returned. A group's messages
+// that promise persistence (a follower's acknowledgements) and its
+// applies wait for it.
+type DeferredSync interface {
+	AppendDeferred(entries []*raftpb.Entry) (sync func() error, err error)
+}
+
 // NewMemoryLog returns an in-memory LogStorage (raft's MemoryStorage),
 // for tests and for groups whose log need not survive a restart.
 func NewMemoryLog() LogStorage { return raft.NewMemoryStorage() }

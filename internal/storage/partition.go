@@ -142,27 +142,42 @@ func (p *Partition) Append(rec []byte, count uint32) (AppendResult, error) {
 // server time) and AppendStamped (stamped true: rec already carries base
 // and ts, which must continue the log).
 func (p *Partition) write(rec []byte, count uint32, stamped bool, base, ts uint64) (AppendResult, error) {
+	res, seq, err := p.writeRecord(rec, count, stamped, base, ts)
+	if err != nil {
+		return res, err
+	}
+	if p.opts.Fsync {
+		if err := p.syncTo(seq); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// writeRecord is write up to the fsync of Options.Fsync; seq is the
+// append's sequence number for syncTo.
+func (p *Partition) writeRecord(rec []byte, count uint32, stamped bool, base, ts uint64) (AppendResult, uint64, error) {
 	if len(rec) == 0 || count == 0 {
-		return AppendResult{}, ErrEmptyRecord
+		return AppendResult{}, 0, ErrEmptyRecord
 	}
 	if int64(len(rec)) > p.opts.MaxRecordBytes {
-		return AppendResult{}, ErrRecordTooLarge
+		return AppendResult{}, 0, ErrRecordTooLarge
 	}
 	p.mu.Lock()
 	if err := p.writableLocked(); err != nil {
 		p.mu.Unlock()
-		return AppendResult{}, err
+		return AppendResult{}, 0, err
 	}
 	if err := p.rollFullLocked(); err != nil {
 		p.mu.Unlock()
-		return AppendResult{}, err
+		return AppendResult{}, 0, err
 	}
 	seg := p.active
 	if stamped {
 		if base != p.next {
 			next := p.next
 			p.mu.Unlock()
-			return AppendResult{}, fmt.Errorf("%w: record base offset %d, next offset %d", ErrOffsetMismatch, base, next)
+			return AppendResult{}, 0, fmt.Errorf("%w: record base offset %d, next offset %d", ErrOffsetMismatch, base, next)
 		}
 	} else {
 		base = p.next
@@ -180,7 +195,7 @@ func (p *Partition) write(rec []byte, count uint32, stamped bool, base, ts uint6
 			p.failed = err
 		}
 		p.mu.Unlock()
-		return AppendResult{}, err
+		return AppendResult{}, 0, err
 	}
 	p.observeWrite(wstart, len(rec))
 	m := seg.mem.Load()
@@ -217,14 +232,9 @@ func (p *Partition) write(rec []byte, count uint32, stamped bool, base, ts uint6
 	}
 	res := AppendResult{BaseOffset: base, Timestamp: ts}
 	if rollErr != nil {
-		return res, rollErr
+		return res, 0, rollErr
 	}
-	if p.opts.Fsync {
-		if err := p.syncTo(seq); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return res, seq, nil
 }
 
 // writableLocked reports why appends are refused. Caller must hold p.mu.

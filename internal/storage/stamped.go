@@ -19,6 +19,27 @@ func (p *Partition) AppendStamped(rec []byte, count uint32, base, ts uint64) (Ap
 	return p.write(rec, count, true, base, ts)
 }
 
+// AppendStampedDeferred is AppendStamped without waiting for the fsync of
+// Options.Fsync: the record is durable once Sync(seq) returned nil (seq 0:
+// nothing to wait for). The host of a cluster node syncs the appends of
+// many partitions at once this way instead of one after another.
+func (p *Partition) AppendStampedDeferred(rec []byte, count uint32, base, ts uint64) (res AppendResult, seq uint64, err error) {
+	res, seq, err = p.writeRecord(rec, count, true, base, ts)
+	if err != nil || !p.opts.Fsync {
+		return res, 0, err
+	}
+	return res, seq, nil
+}
+
+// Sync makes every append up to sequence number seq durable (a no-op for
+// seq 0 or one already synced); see AppendStampedDeferred.
+func (p *Partition) Sync(seq uint64) error {
+	if seq == 0 {
+		return nil
+	}
+	return p.syncTo(seq)
+}
+
 // Tail returns the offset the next record gets and the timestamp of the
 // last record appended (0 for a partition that never held a record; a
 // purge keeps it). Unlike Bounds, next counts records appended but

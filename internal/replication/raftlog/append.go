@@ -19,22 +19,76 @@ const writeChunkBytes = 1 << 20
 // appending past LastIndex()+1 is refused (an error here, a panic there).
 // With Options.Sync the written files are fsynced before Append returns.
 func (l *Log) Append(entries []*pb.Entry) error {
-	if len(entries) == 0 {
-		return nil
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.check(); err != nil {
+	w, err := l.appendLocked(entries)
+	if err != nil || !l.opts.Sync {
 		return err
+	}
+	if err := w.sync(l.dir); err != nil {
+		return l.fail(err)
+	}
+	return nil
+}
+
+// AppendDeferred is Append leaving the fsync of Options.Sync to the
+// returned function (nil when there is nothing to sync): the host runs
+// the syncs of several groups' logs at once (replication.DeferredSync).
+// The entries are not durable until it returned nil; a sync failure
+// stops the log as a failed Append does.
+func (l *Log) AppendDeferred(entries []*pb.Entry) (func() error, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w, err := l.appendLocked(entries)
+	if err != nil || !l.opts.Sync || len(w.touched) == 0 {
+		return nil, err
+	}
+	return func() error {
+		if err := w.sync(l.dir); err != nil {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			return l.fail(err)
+		}
+		return nil
+	}, nil
+}
+
+// written is what one append wrote: the segments to sync, and whether one
+// was created (then the directory is synced too).
+type written struct {
+	touched []*segment
+	created bool
+}
+
+// sync makes w durable.
+func (w written) sync(dir string) error {
+	for _, t := range w.touched {
+		if err := t.f.Sync(); err != nil {
+			return fmt.Errorf("fsync %s: %w", t.path, err)
+		}
+	}
+	if w.created {
+		return syncDir(dir)
+	}
+	return nil
+}
+
+// appendLocked is Append up to the sync. Caller holds l.mu.
+func (l *Log) appendLocked(entries []*pb.Entry) (written, error) {
+	if len(entries) == 0 {
+		return written{}, nil
+	}
+	if err := l.check(); err != nil {
+		return written{}, err
 	}
 	for k := 1; k < len(entries); k++ {
 		if entries[k].GetIndex() != entries[0].GetIndex()+uint64(k) {
-			return fmt.Errorf("append: entry %d follows entry %d", entries[k].GetIndex(), entries[k-1].GetIndex())
+			return written{}, fmt.Errorf("append: entry %d follows entry %d", entries[k].GetIndex(), entries[k-1].GetIndex())
 		}
 	}
 	first := l.first.index + 1
 	if entries[0].GetIndex()+uint64(len(entries))-1 < first {
-		return nil
+		return written{}, nil
 	}
 	if first > entries[0].GetIndex() {
 		entries = entries[first-entries[0].GetIndex():]
@@ -42,17 +96,18 @@ func (l *Log) Append(entries []*pb.Entry) error {
 	at := entries[0].GetIndex()
 	last := l.lastIndex()
 	if at > last+1 {
-		return fmt.Errorf("append: missing log entry [last: %d, append at: %d]", last, at)
+		return written{}, fmt.Errorf("append: missing log entry [last: %d, append at: %d]", last, at)
 	}
 	if at <= last {
 		if err := l.truncateFrom(at); err != nil {
-			return l.fail(err)
+			return written{}, l.fail(err)
 		}
 	}
-	if err := l.write(entries); err != nil {
-		return l.fail(err)
+	w, err := l.write(entries)
+	if err != nil {
+		return written{}, l.fail(err)
 	}
-	return nil
+	return w, nil
 }
 
 // truncateFrom removes entries with index >= i (first.index < i <=
@@ -88,7 +143,7 @@ func (l *Log) truncateFrom(i uint64) error {
 
 // write appends the records of entries (starting at lastIndex()+1) to the
 // last segment, rolling to a new segment past Options.SegmentBytes.
-func (l *Log) write(entries []*pb.Entry) error {
+func (l *Log) write(entries []*pb.Entry) (written, error) {
 	var touched []*segment
 	created := false
 	s := l.active()
@@ -107,11 +162,11 @@ func (l *Log) write(entries []*pb.Entry) error {
 	for _, e := range entries {
 		if s == nil || s.size+int64(len(pending)) >= l.opts.SegmentBytes {
 			if err := flush(); err != nil {
-				return err
+				return written{}, err
 			}
 			ns, err := l.createSegment(e.GetIndex())
 			if err != nil {
-				return err
+				return written{}, err
 			}
 			s, created = ns, true
 		}
@@ -123,34 +178,23 @@ func (l *Log) write(entries []*pb.Entry) error {
 		var err error
 		pending, size, err = appendEntryRecord(pending, e)
 		if err != nil {
-			return err
+			return written{}, err
 		}
 		l.locs = append(l.locs, entryLoc{term: e.GetTerm(), off: off, size: size})
 		l.cache.add(e, size)
 		if len(pending) >= writeChunkBytes {
 			if err := flush(); err != nil {
-				return err
+				return written{}, err
 			}
 		}
 	}
 	if err := flush(); err != nil {
-		return err
+		return written{}, err
 	}
 	if cap(pending) <= 4*writeChunkBytes {
 		l.buf = pending[:0]
 	}
-	if !l.opts.Sync {
-		return nil
-	}
-	for _, t := range touched {
-		if err := t.f.Sync(); err != nil {
-			return fmt.Errorf("fsync %s: %w", t.path, err)
-		}
-	}
-	if created {
-		return syncDir(l.dir)
-	}
-	return nil
+	return written{touched: touched, created: created}, nil
 }
 
 // active returns the segment new entries go to, or nil if there is none.
