@@ -82,6 +82,9 @@ type replica struct {
 	// the lifecycle worker before AddGroup and closed by it after
 	// RemoveGroup.
 	seg *segLog
+	// missed records the windowed entries whose apply did not enter the
+	// duplicate window (cluster_snapwindow.go).
+	missed missedWindow
 }
 
 // applyResult is what apply tells the waiting handler.

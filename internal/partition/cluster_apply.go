@@ -62,8 +62,12 @@ func (p *Plane) ApplyReplicated(g replication.GroupID, e replication.Entry) {
 	default:
 		res = p.applyOffset(part, &ent)
 	}
-	if res.code == 0 && ent.windowed {
-		part.commitWindow(ent.key)
+	if ent.windowed {
+		if res.code == 0 {
+			part.commitWindow(ent.key)
+		} else {
+			rep.missed.add(e.Index)
+		}
 	}
 	res.index, res.term = e.Index, e.Term
 	cl.deliver(&ent, res)

@@ -73,13 +73,16 @@ func (p *Plane) compactBefore(rep *replica, keep uint64) error {
 		return fmt.Errorf("compact the raft log of %s to index %d: not applied yet: %w", rep.part.dir, index, err)
 	}
 	snap := partSnapshot{next: keep, ts: ts, offsets: rep.part.log.Offsets().All()}
-	err = p.cl.r.CompactTo(ctx, rep.group, index, snap.encode())
+	if snap.window, err = p.windowAt(rep, index); err == nil {
+		err = p.cl.r.CompactTo(ctx, rep.group, index, snap.encode())
+	}
 	if errors.Is(err, replication.ErrCompactRange) {
 		return nil // compacted past it already (it is applied, see above)
 	}
 	if err != nil {
 		return fmt.Errorf("compact the raft log of %s to index %d before removing segments: %w", rep.part.dir, index, err)
 	}
+	rep.missed.dropTo(index)
 	return nil
 }
 
@@ -94,17 +97,22 @@ func (p *Plane) compactAtPurge(rep *replica, index uint64) {
 	})
 }
 
-// queueCompaction queues the compaction of rep's log at index with snap,
-// once index has applied; failed reports an error other than "compacted
-// past it already".
+// queueCompaction queues the compaction of rep's log at index with snap
+// and the duplicate window at index (windowAt), once index has applied;
+// failed reports an error other than "compacted past it already".
 func (p *Plane) queueCompaction(rep *replica, index uint64, snap partSnapshot, failed func(error)) {
-	data := snap.encode()
 	p.cl.ops.push(func(ctx context.Context) {
 		ctx, cancel := context.WithTimeout(ctx, compactTimeout)
 		defer cancel()
 		_, err := p.cl.r.WaitFor(ctx, rep.group, func(v replication.View) bool { return v.Applied >= index })
 		if err == nil {
-			err = p.cl.r.CompactTo(ctx, rep.group, index, data)
+			snap.window, err = p.windowAt(rep, index)
+		}
+		if err == nil {
+			err = p.cl.r.CompactTo(ctx, rep.group, index, snap.encode())
+		}
+		if err == nil {
+			rep.missed.dropTo(index)
 		}
 		if err != nil && !errors.Is(err, replication.ErrCompactRange) {
 			failed(err)

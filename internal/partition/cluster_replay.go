@@ -1,6 +1,8 @@
 package partition
 
 import (
+	"fmt"
+
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/iggo-dev/iggo/internal/replication"
@@ -26,11 +28,27 @@ import (
 // catching up from index 1 gets that snapshot and then every entry.
 
 // replayHeaders applies the committed entries of rep's log from the
-// headers and returns the last index applied.
+// headers and returns the last index applied. The duplicate window starts
+// as the log's snapshot carries it (the window at the snapshot's index;
+// cluster_snapshot_codec.go): the entries the snapshot replaced have no
+// header left to replay.
 func (p *Plane) replayHeaders(rep *replica, inner replication.LogStorage) (uint64, error) {
 	hs, _, err := inner.InitialState()
 	if err != nil {
 		return 0, err
+	}
+	snap, err := inner.Snapshot()
+	if err != nil {
+		return 0, err
+	}
+	if snap.GetMetadata().GetIndex() > 0 && len(snap.GetData()) > 0 {
+		ps, err := decodeSnapshot(snap.GetData())
+		if err != nil {
+			return 0, fmt.Errorf("raft log snapshot at %d: %w", snap.GetMetadata().GetIndex(), err)
+		}
+		if ps.window != nil { // version 2: no window
+			rep.part.restoreWindow(ps.window)
+		}
 	}
 	first, err := inner.FirstIndex()
 	if err != nil {

@@ -189,7 +189,9 @@ func (p *Plane) sendCluster(x *dispatch.Exchange, streamID, topicID, pid uint32,
 		tag = part.crypt.tag
 	}
 	res := cl.propose(g, &entry{kind: entrySend, windowed: true, key: key, keyTag: tag, count: count, rec: rec})
-	part.end(key, res.code == 0)
+	// Apply put a committed request into the window, here as on every
+	// replica (a second Commit would take a second ring slot).
+	part.end(key, false)
 	switch {
 	case res.code != 0:
 		x.Deny(res.code)
@@ -260,7 +262,7 @@ func (p *Plane) offsetCluster(x *dispatch.Exchange, t target, ack wire.OffsetAck
 		return
 	}
 	res := cl.propose(g, &e)
-	part.end(e.key, res.code == 0)
+	part.end(e.key, false) // apply committed it (see sendCluster)
 	if res.dup {
 		x.Reply(wire.AppendResultOK(x.Scratch()))
 		return

@@ -1,7 +1,6 @@
 package partition
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/iggo-dev/iggo/internal/replication"
@@ -24,59 +23,12 @@ import (
 // at the snapshot's next offset (storage.ResetTo) with the snapshot's
 // consumer offsets, and raft sends it the entries after the point.
 //
-// Layout (little endian): u8 version (2), u64 next offset, u64 last
-// timestamp, u32 offset count, then per offset u8 consumer kind, u32 id,
-// u64 offset. The duplicate window is not in the snapshot (a choice: it
-// covers recent requests, and compaction only passes old, retained-away
-// data).
-
-const (
-	snapshotVersion   = 2
-	snapshotHeadLen   = 21
-	snapshotOffsetLen = 13
-)
-
-// partSnapshot is a decoded partition snapshot.
-type partSnapshot struct {
-	next, ts uint64
-	offsets  []storage.OffsetEntry
-}
-
-func (s partSnapshot) encode() []byte {
-	b := make([]byte, 1, snapshotHeadLen+len(s.offsets)*snapshotOffsetLen)
-	b[0] = snapshotVersion
-	b = binary.LittleEndian.AppendUint64(b, s.next)
-	b = binary.LittleEndian.AppendUint64(b, s.ts)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.offsets)))
-	for _, o := range s.offsets {
-		b = append(b, uint8(o.Kind))
-		b = binary.LittleEndian.AppendUint32(b, o.ID)
-		b = binary.LittleEndian.AppendUint64(b, o.Offset)
-	}
-	return b
-}
-
-func decodeSnapshot(b []byte) (partSnapshot, error) {
-	if len(b) < snapshotHeadLen || b[0] != snapshotVersion {
-		return partSnapshot{}, fmt.Errorf("partition snapshot: %d bytes, not a version %d snapshot", len(b), snapshotVersion)
-	}
-	s := partSnapshot{next: binary.LittleEndian.Uint64(b[1:]), ts: binary.LittleEndian.Uint64(b[9:])}
-	n := binary.LittleEndian.Uint32(b[17:])
-	rest := b[snapshotHeadLen:]
-	if uint64(len(rest)) != uint64(n)*snapshotOffsetLen {
-		return partSnapshot{}, fmt.Errorf("partition snapshot: %d offsets in %d bytes", n, len(rest))
-	}
-	s.offsets = make([]storage.OffsetEntry, n)
-	for i := range s.offsets {
-		o := rest[i*snapshotOffsetLen:]
-		kind := storage.ConsumerKind(o[0])
-		if kind != storage.KindConsumer && kind != storage.KindGroup {
-			return partSnapshot{}, fmt.Errorf("partition snapshot: consumer kind %d", o[0])
-		}
-		s.offsets[i] = storage.OffsetEntry{Kind: kind, ID: binary.LittleEndian.Uint32(o[1:]), Offset: binary.LittleEndian.Uint64(o[5:])}
-	}
-	return s, nil
-}
+// The snapshot also carries the partition's duplicate window as it stood
+// right after the entry at the snapshot's index applied (windowAt,
+// cluster_snapwindow.go), so that a replica restored from it, or a node
+// whose log was compacted and that restarts, still recognises a retried
+// request whose first attempt is in the compacted part of the log. Its
+// layout is in cluster_snapshot_codec.go.
 
 // SnapshotReplicated returns the state of group g's partition at its
 // applied index (runs on the host's loop; Host.Compact).
@@ -90,14 +42,17 @@ func (p *Plane) SnapshotReplicated(g replication.GroupID) ([]byte, error) {
 	}
 	_, next := rep.part.log.Bounds()
 	_, ts := rep.part.log.Tail()
-	return partSnapshot{next: next, ts: ts, offsets: rep.part.log.Offsets().All()}.encode(), nil
+	// On the loop at the applied index: the live window is the window
+	// there.
+	return partSnapshot{next: next, ts: ts, offsets: rep.part.log.Offsets().All(), window: rep.part.exportWindow()}.encode(), nil
 }
 
 // RestoreReplicated moves the partition to a snapshot's position (see the
 // notes above): a partition whose revealed end is the snapshot's next
 // offset loses only its unrevealed tail (raft replaced that log); any
 // other is emptied and restarted there (storage.ResetTo). The consumer
-// offsets become the snapshot's.
+// offsets and the duplicate window (when the snapshot has one) become the
+// snapshot's.
 func (p *Plane) RestoreReplicated(g replication.GroupID, index uint64, data []byte) error {
 	rep := p.replicaFor(g)
 	if rep == nil {
@@ -130,6 +85,12 @@ func (p *Plane) RestoreReplicated(g replication.GroupID, index uint64, data []by
 	if err := restoreOffsets(part.log.Offsets(), s.offsets); err != nil {
 		return fmt.Errorf("restore group %d at index %d: %w", g, index, err)
 	}
+	if s.window != nil {
+		// A version 2 snapshot has no window: the replica keeps what it
+		// applied itself (a part of the window at the snapshot).
+		part.restoreWindow(s.window)
+	}
+	rep.missed.dropTo(index)
 	return nil
 }
 

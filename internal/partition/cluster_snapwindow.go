@@ -1,0 +1,141 @@
+package partition
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/internal/session"
+)
+
+// The duplicate window at a compaction point.
+//
+// A snapshot at index i must carry the window as it stood right after the
+// entry at i applied: a replica restored from it applies the entries
+// after i, and each of them enters its window then; a key already in the
+// snapshot would take two places in its client's ring, so the window
+// would remember fewer requests than the others' and evict other ones.
+// The plane compacts at an index applied long ago (the last batch of the
+// removed segments), so the live window, which has taken every entry
+// applied since, is not that state. windowAt rebuilds it: the window of
+// the log's current snapshot, then every windowed entry after the
+// snapshot up to i, read from the raft log's headers, in log order, as
+// apply commits them.
+//
+// Apply commits a windowed entry only when it succeeds (a delete of a
+// missing offset, a partition stopped by a hole, a failed replicated
+// append do not enter the window). Those outcomes depend on state the
+// headers do not hold, so apply records the indices of the windowed
+// entries it did not commit (missedWindow), and windowAt leaves them out.
+// The record covers the entries after the log's snapshot and is trimmed
+// when the log is compacted; it holds at most missedWindowMax indices
+// (past that the oldest are forgotten, and such an entry counts as
+// committed in a later snapshot's window — a retry of it then gets the
+// duplicate's empty success instead of the error again).
+
+// missedWindowMax bounds the indices a missedWindow holds.
+const missedWindowMax = 4096
+
+// missedWindow records the indices of windowed entries whose apply did not
+// put them into the duplicate window, in apply (increasing index) order.
+// Apply adds on the host's loop; compaction reads and trims from the
+// plane's worker.
+type missedWindow struct {
+	mu  sync.Mutex
+	idx []uint64 // guarded by mu, increasing
+}
+
+// add records index.
+func (m *missedWindow) add(index uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := len(m.idx); n > 0 && m.idx[n-1] >= index {
+		// Not after the last recorded one (apply runs in log order, and
+		// a restore drops what it covers): start again, keeping the order.
+		m.idx = m.idx[:0]
+	}
+	if len(m.idx) == missedWindowMax {
+		m.idx = slices.Delete(m.idx, 0, 1)
+	}
+	m.idx = append(m.idx, index)
+}
+
+// dropTo forgets the indices at or below index.
+func (m *missedWindow) dropTo(index uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, _ := slices.BinarySearch(m.idx, index+1)
+	m.idx = slices.Delete(m.idx, 0, k)
+}
+
+// in returns the recorded indices in [lo, hi].
+func (m *missedWindow) in(lo, hi uint64) map[uint64]bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, _ := slices.BinarySearch(m.idx, lo)
+	out := map[uint64]bool{}
+	for _, i := range m.idx[k:] {
+		if i > hi {
+			break
+		}
+		out[i] = true
+	}
+	return out
+}
+
+// windowAt returns the duplicate window of rep's partition right after
+// the entry at index applied (see above); index must have applied. An
+// index at or below the log's snapshot is replication.ErrCompactRange.
+func (p *Plane) windowAt(rep *replica, index uint64) ([]session.ClientWindow, error) {
+	if rep.seg == nil {
+		return nil, fmt.Errorf("duplicate window at %d: the group's log is not open", index)
+	}
+	inner := rep.seg.headers()
+	snap, err := inner.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("duplicate window at %d: %w", index, err)
+	}
+	from := snap.GetMetadata().GetIndex()
+	if index <= from && from > 0 {
+		return nil, fmt.Errorf("duplicate window at %d, the log's snapshot is at %d: %w", index, from, replication.ErrCompactRange)
+	}
+	w := session.NewPartitionWindow(p.opts.WindowClients)
+	if len(snap.GetData()) > 0 {
+		ps, err := decodeSnapshot(snap.GetData())
+		if err != nil {
+			return nil, fmt.Errorf("duplicate window at %d: the raft log's snapshot at %d: %w", index, from, err)
+		}
+		w.Restore(ps.window)
+	}
+	missed := rep.missed.in(from+1, index)
+	err = forEntries(inner, from+1, index, func(e *raftpb.Entry) (bool, error) {
+		if e.GetType() != raftpb.EntryNormal || missed[e.GetIndex()] {
+			return true, nil
+		}
+		if ent, err := decodeEntry(e.GetData()); err == nil && ent.windowed {
+			w.Commit(ent.key.client, ent.key.request, ent.key.hash)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("duplicate window at %d: %w", index, err)
+	}
+	return w.Export(snapshotWindowClients), nil
+}
+
+// restoreWindow makes part's duplicate window cs (a snapshot's).
+func (part *partition) restoreWindow(cs []session.ClientWindow) {
+	part.winMu.Lock()
+	part.window.Restore(cs)
+	part.winMu.Unlock()
+}
+
+// exportWindow returns part's duplicate window for a snapshot.
+func (part *partition) exportWindow() []session.ClientWindow {
+	part.winMu.Lock()
+	defer part.winMu.Unlock()
+	return part.window.Export(snapshotWindowClients)
+}

@@ -1,0 +1,269 @@
+package partition
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/internal/session"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// windowOf returns the duplicate window of partition 0 on p.
+func windowOf(p *Plane) []session.ClientWindow {
+	return p.lookup(clusterRef.Incarnation, 0).exportWindow()
+}
+
+// TestClusterWindowSurvivesSnapshot: while a replica is down, a client's
+// send applies and the log is compacted past it; the replica catches up from
+// the snapshot and becomes leader, and the client's retry of that send
+// (same client id, request number and body) gets the duplicate's empty
+// success there, with no second append. Every replica ends with the same
+// window: the snapshot's is the window at its index, the leader's holds
+// each request once.
+func TestClusterWindowSurvivesSnapshot(t *testing.T) {
+	s := clusterRef.Settings
+	s.SegmentSize = 1 // every batch ends its segment once revealed
+	net, nodes := startClusterSettings(t, 3, nil, s)
+	g := GroupID(clusterRef, 0)
+	for _, nd := range nodes {
+		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
+	}
+	retrier, other := wire.Uint128{Lo: 42, Hi: 7}, wire.Uint128{Lo: 9}
+	req := uint64(0)
+	send := func(n int) {
+		t.Helper()
+		req++
+		if st, _ := csend(t, nodes[0].plane, other, req, sendBody(t, clusterRef, n, "m")); st != 0 {
+			t.Fatalf("send %d: status %d", req, st)
+		}
+	}
+	for range 2 {
+		send(2)
+	}
+	for _, nd := range nodes {
+		eventually(t, 5*time.Second, "first batches everywhere", func() bool { return messages(nd.plane) == 4 })
+	}
+	net.setDown(2)
+	// Node 2 never sees this send: it learns of it from the snapshot.
+	first := sendBody(t, clusterRef, 2, "first")
+	if st, base := csend(t, nodes[0].plane, retrier, 1, first); st != 0 || base != 4 {
+		t.Fatalf("first send: status %d base %d", st, base)
+	}
+	for range 3 {
+		send(2)
+	}
+	for _, nd := range nodes[:2] {
+		eventually(t, 5*time.Second, "batches on the two live nodes", func() bool { return messages(nd.plane) == 12 })
+	}
+	compacted, err := nodes[0].plane.cl.replicaOf(g).seg.FirstIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nd := range nodes[:2] {
+		if err := nd.plane.DeleteSegments(clusterRef, 0, 4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, nd := range nodes[:2] {
+		part := nd.plane.lookup(clusterRef.Incarnation, 0)
+		eventually(t, 5*time.Second, "segments removed", func() bool { f, _ := part.log.Bounds(); return f == 8 })
+	}
+	if now, err := nodes[0].plane.cl.replicaOf(g).seg.FirstIndex(); err != nil || now <= compacted {
+		t.Fatalf("raft log not compacted: first index %d, before %d (%v)", now, compacted, err)
+	}
+	net.mu.Lock()
+	delete(net.down, 2)
+	net.mu.Unlock()
+	send(2)
+	part2 := nodes[2].plane.lookup(clusterRef.Incarnation, 0)
+	eventually(t, 10*time.Second, "the lagging replica caught up from the snapshot", func() bool {
+		f, next := part2.log.Bounds()
+		return f == 8 && next == 14
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := nodes[0].host().TransferLeadership(ctx, g, 2); err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, nodes[2], g, func(v replication.View) bool { return v.Role == replication.RoleLeader })
+	if st, base := csend(t, nodes[2].plane, retrier, 1, first); st != 0 || base != -1 {
+		t.Fatalf("retry on the restored replica: status %d base %d, want the duplicate's empty success", st, base)
+	}
+	// A new request of the same client still appends.
+	if st, base := csend(t, nodes[2].plane, retrier, 2, sendBody(t, clusterRef, 1, "next")); st != 0 || base != 14 {
+		t.Fatalf("next send on the restored replica: status %d base %d", st, base)
+	}
+	for _, nd := range nodes {
+		eventually(t, 5*time.Second, "the last batch everywhere", func() bool {
+			next, _ := nd.plane.lookup(clusterRef.Incarnation, 0).log.Tail()
+			return next == 15
+		})
+	}
+	want := windowOf(nodes[2].plane)
+	for _, nd := range nodes {
+		eventually(t, 5*time.Second, "the same window everywhere", func() bool { return reflect.DeepEqual(windowOf(nd.plane), want) })
+	}
+	for _, c := range want {
+		if c.Client == other && len(c.Committed) != int(req) {
+			t.Fatalf("client %v remembers %d requests, sent %d: %+v", other, len(c.Committed), req, c.Committed)
+		}
+	}
+}
+
+// singleNode starts a one-replica cluster plane in dir over the raft log
+// kept, with partition 0 of ref, and returns it with a stop function.
+func singleNode(t *testing.T, dir string, kept replication.LogStorage, ref catalog.TopicRef) (*Plane, func()) {
+	t.Helper()
+	logs := func(string) (replication.LogStorage, error) { return kept, nil }
+	voters := []replication.NodeID{0}
+	r := &testReplicator{self: 0, voters: voters}
+	p := newClusterPlane(t, dir, r, logs, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
+	startHost(t, newTestNet(), r, p, voters)
+	nd := &testNode{id: 0, plane: p, repl: r}
+	if err := p.CreatePartitions(ref, []uint32{0}); err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, nd, GroupID(clusterRef, 0), func(v replication.View) bool { return v.Role == replication.RoleLeader && v.Applied == v.Commit })
+	return p, func() {
+		nd.host().Close()
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestClusterWindowSurvivesRestartAfterCompaction: a node whose log was
+// compacted past a send restarts and replays from the log's snapshot; a
+// retry of that send gets the duplicate's empty success.
+func TestClusterWindowSurvivesRestartAfterCompaction(t *testing.T) {
+	dir := t.TempDir()
+	kept := replication.NewMemoryLog()
+	ref := clusterRef
+	ref.Settings.SegmentSize = 1
+	client := wire.Uint128{Lo: 5}
+
+	p, stop := singleNode(t, dir, kept, ref)
+	for i := range 4 {
+		if st, base := csend(t, p, client, uint64(i+1), sendBody(t, clusterRef, 2, "x")); st != 0 || base != int64(2*i) {
+			t.Fatalf("send %d: status %d base %d", i, st, base)
+		}
+	}
+	before, err := kept.FirstIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.DeleteSegments(ref, 0, 2); err != nil {
+		t.Fatal(err)
+	}
+	part := p.lookup(clusterRef.Incarnation, 0)
+	eventually(t, 5*time.Second, "segments removed", func() bool { f, _ := part.log.Bounds(); return f == 4 })
+	if now, err := kept.FirstIndex(); err != nil || now <= before {
+		t.Fatalf("raft log not compacted: first index %d, before %d (%v)", now, before, err)
+	}
+	stop()
+
+	p, stop = singleNode(t, dir, kept, ref)
+	defer stop()
+	if st := p.PartitionStats(ref, 0); st.Messages != 4 {
+		t.Fatalf("after restart: %+v", st)
+	}
+	if st, base := csend(t, p, client, 1, sendBody(t, clusterRef, 2, "x")); st != 0 || base != -1 {
+		t.Fatalf("retry of a compacted send after restart: status %d base %d, want the duplicate's empty success", st, base)
+	}
+	if st := p.PartitionStats(ref, 0); st.Messages != 4 {
+		t.Fatalf("the retry appended: %+v", st)
+	}
+}
+
+// TestWindowAtIsTheAppliedWindow: the window windowAt rebuilds from the
+// log's snapshot and headers is the window apply built, including a
+// windowed entry whose apply failed (a delete of a missing offset, which
+// does not enter the window) and entries after a compaction.
+func TestWindowAtIsTheAppliedWindow(t *testing.T) {
+	ref := clusterRef
+	ref.Settings.SegmentSize = 1
+	p, stop := singleNode(t, t.TempDir(), replication.NewMemoryLog(), ref)
+	defer stop()
+	g := GroupID(clusterRef, 0)
+	rep := p.cl.replicaOf(g)
+	a, b := wire.Uint128{Lo: 1}, wire.Uint128{Lo: 2}
+	del := wire.DeleteConsumerOffset{Consumer: wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(3)},
+		StreamID: wire.NumericID(clusterRef.StreamID), TopicID: wire.NumericID(clusterRef.TopicID),
+		Partition: wire.OptPartition{Present: true, ID: 0}, Ack: wire.AckQuorum}
+	check := func(what string) {
+		t.Helper()
+		last, err := rep.seg.LastIndex()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The view may lag the apply the reply waited for.
+		v := waitLeader(t, &testNode{plane: p, repl: p.cl.r.(*testReplicator)}, g, func(v replication.View) bool { return v.Applied >= last })
+		got, err := p.windowAt(rep, v.Applied)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := windowOf(p); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: window at the applied index %d\n%+v\napplied\n%+v", what, v.Applied, got, want)
+		}
+	}
+	for i := uint64(1); i <= 3; i++ {
+		csend(t, p, a, i, sendBody(t, clusterRef, 1, "a"))
+		csend(t, p, b, i, sendBody(t, clusterRef, 1, "b"))
+	}
+	if x := exchange(t, p.deleteOffset, wire.OpDeleteConsumerOffset, a, 9, del.AppendTo(nil)); x.status != wire.ErrConsumerOffsetNotFound.Code {
+		t.Fatalf("delete of nothing: status %d", x.status)
+	}
+	check("before a compaction")
+	if err := p.DeleteSegments(ref, 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	part := p.lookup(clusterRef.Incarnation, 0)
+	eventually(t, 5*time.Second, "segments removed", func() bool { f, _ := part.log.Bounds(); return f == 3 })
+	csend(t, p, a, 4, sendBody(t, clusterRef, 1, "a"))
+	check("after a compaction")
+	// The retry of the failed delete fails again: it was never committed.
+	if x := exchange(t, p.deleteOffset, wire.OpDeleteConsumerOffset, a, 9, del.AppendTo(nil)); x.status != wire.ErrConsumerOffsetNotFound.Code {
+		t.Fatalf("retried delete of nothing: status %d", x.status)
+	}
+}
+
+// TestRestoreReplicatedWindow: a version 3 snapshot's window replaces the
+// replica's, a version 2 snapshot (no window) leaves it as it is, and a
+// snapshot taken on the loop carries the live window.
+func TestRestoreReplicatedWindow(t *testing.T) {
+	r := &testReplicator{self: 0, voters: []replication.NodeID{0}}
+	p := newClusterPlane(t, t.TempDir(), r, nil, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
+	defer p.Close()
+	p.cl.ops.close() // no host: keep the group lifecycle from running
+	if err := p.CreatePartitions(clusterRef, []uint32{0}); err != nil {
+		t.Fatal(err)
+	}
+	g := GroupID(clusterRef, 0)
+	part := p.lookup(clusterRef.Incarnation, 0)
+	own, theirs := wire.Uint128{Lo: 1}, wire.Uint128{Lo: 2}
+	part.commitWindow(windowKey{client: own, request: 1, hash: 11})
+	if err := p.RestoreReplicated(g, 5, encodeV2(partSnapshot{})); err != nil {
+		t.Fatal(err)
+	}
+	if !part.inWindow(windowKey{client: own, request: 1, hash: 11}) {
+		t.Fatal("a version 2 snapshot cleared the window")
+	}
+	snap := partSnapshot{window: []session.ClientWindow{{Client: theirs, Watermark: 4, Committed: []session.CommittedRequest{{Request: 4, BodyHash: 44}}}}}
+	if err := p.RestoreReplicated(g, 6, snap.encode()); err != nil {
+		t.Fatal(err)
+	}
+	if part.inWindow(windowKey{client: own, request: 1, hash: 11}) || !part.inWindow(windowKey{client: theirs, request: 4, hash: 44}) {
+		t.Fatalf("after a version 3 restore: %+v", windowOf(p))
+	}
+	data, err := p.SnapshotReplicated(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := decodeSnapshot(data); err != nil || !reflect.DeepEqual(s.window, snap.window) {
+		t.Fatalf("snapshot on the loop: %+v %v", s.window, err)
+	}
+}
