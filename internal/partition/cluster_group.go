@@ -117,6 +117,8 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 	}
 	if last == 0 && len(rep.voters) > 0 {
 		p.compactBootstrap(rep, uint64(len(rep.voters)))
+	} else if n := bootstrapEntries(st, last); n > 0 {
+		p.compactBootstrap(rep, n) // stopped before it ran: again
 	}
 }
 

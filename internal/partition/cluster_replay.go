@@ -72,8 +72,30 @@ func (p *Plane) replayHeaders(rep *replica, inner replication.LogStorage) (uint6
 	return applied, err
 }
 
+// bootstrapEntries returns how many membership entries a log that was
+// never compacted starts with (0 for a compacted one, or one that starts
+// otherwise): the bootstrap entries whose compaction a node stopped before
+// it ran, so that start-up queues it again.
+func bootstrapEntries(st replication.LogStorage, last uint64) uint64 {
+	first, err := st.FirstIndex()
+	if err != nil || first != 1 || last == 0 {
+		return 0
+	}
+	var n uint64
+	_ = forEntries(st, 1, last, func(e *raftpb.Entry) (bool, error) {
+		if e.GetType() == raftpb.EntryNormal {
+			return false, nil
+		}
+		n = e.GetIndex()
+		return true, nil
+	})
+	return n
+}
+
 // compactBootstrap queues the compaction of a fresh group's log at its
-// last bootstrap entry (see above).
+// last bootstrap entry (see above), which applies with the group's first
+// election. A node stopped before it ran replays once through raft at its
+// next start, which queues it again (bootstrapEntries).
 func (p *Plane) compactBootstrap(rep *replica, n uint64) {
 	p.queueCompaction(rep, n, partSnapshot{}, func(err error) {
 		p.log.Debug("bootstrap entries of a partition group not compacted; a restart replays from them through raft",

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,6 +220,9 @@ func TestClusterRestartReplaysIdempotently(t *testing.T) {
 		}
 	}
 	before := pollAll(t, p, clusterRef)
+	// The bootstrap entries are compacted once they applied, with the
+	// first election (a stop before that replays once through raft).
+	eventually(t, 5*time.Second, "bootstrap compaction", func() bool { first, _ := kept.FirstIndex(); return first >= 2 })
 	stop(p, nd)
 
 	p, nd = start()
@@ -505,4 +510,48 @@ func TestClusterOffsetsAndLifecycle(t *testing.T) {
 	for _, nd := range nodes {
 		eventually(t, 5*time.Second, "group removed", func() bool { _, ok := nd.host().Status(g); return !ok })
 	}
+}
+
+// noCompactLog refuses snapshots as out of date, so a compaction of it
+// never happens (a node stopped before its compaction ran).
+type noCompactLog struct{ replication.LogStorage }
+
+func (noCompactLog) CreateSnapshot(uint64, *raftpb.ConfState, []byte) (*raftpb.Snapshot, error) {
+	return nil, raft.ErrSnapOutOfDate
+}
+
+// TestClusterBootstrapCompactedAfterEarlyStop: a node whose new group's
+// bootstrap entries were not compacted before it stopped compacts them
+// after its next start.
+func TestClusterBootstrapCompactedAfterEarlyStop(t *testing.T) {
+	dir := t.TempDir()
+	kept := replication.NewMemoryLog()
+	voters := []replication.NodeID{0}
+	g := GroupID(clusterRef, 0)
+	start := func(st replication.LogStorage) (*Plane, *testNode) {
+		r := &testReplicator{self: 0, voters: voters}
+		logs := func(string) (replication.LogStorage, error) { return st, nil }
+		p := newClusterPlane(t, dir, r, logs, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
+		startHost(t, newTestNet(), r, p, voters)
+		if err := p.CreatePartitions(clusterRef, []uint32{0}); err != nil {
+			t.Fatal(err)
+		}
+		nd := &testNode{id: 0, plane: p, repl: r}
+		waitLeader(t, nd, g, func(v replication.View) bool { return v.Role == replication.RoleLeader && v.Applied >= 2 })
+		return p, nd
+	}
+	stop := func(p *Plane, nd *testNode) {
+		nd.host().Close()
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, nd := start(noCompactLog{kept})
+	stop(p, nd)
+	if first, _ := kept.FirstIndex(); first != 1 {
+		t.Fatalf("compacted although refused: first index %d", first)
+	}
+	p, nd = start(kept)
+	eventually(t, 5*time.Second, "bootstrap compaction after the restart", func() bool { first, _ := kept.FirstIndex(); return first >= 2 })
+	stop(p, nd)
 }
