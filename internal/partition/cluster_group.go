@@ -58,15 +58,16 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		}
 	}
 	part := rep.part
-	purged, err := readPurgeIndex(part.dir)
+	purged, err := readPurgeRecord(part.dir)
 	if err != nil {
 		log.Error("partition purge record unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
 		return
 	}
-	rep.purgedAt = purged
-	seg, err := openSegLog(st, part.log, func() uint64 { return rep.purgedAt }, func(index uint64) error {
-		if res := p.applyPurge(rep, index); res.code != 0 {
+	rep.purgedAt = purged.index
+	rep.purgeID.Store(purged.id)
+	seg, err := openSegLog(st, part.log, func() uint64 { return rep.purgedAt }, func(index, id uint64) error {
+		if res := p.applyPurge(rep, index, id); res.code != 0 {
 			return fmt.Errorf("purge of partition %s failed (status %d)", part.dir, res.code)
 		}
 		return nil
@@ -88,6 +89,7 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		closeStorage(st)
 		return
 	}
+	stamp.purgeDone = rep.purgeID.Load
 	rep.seg = seg
 	rep.stamp = stamp
 	last, err := st.LastIndex()
@@ -117,6 +119,12 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 	}
 	if last == 0 && len(rep.voters) > 0 {
 		p.compactBootstrap(rep, uint64(len(rep.voters)))
+	}
+	// What the replay left wanted (a purge no node proposed before a
+	// restart) is proposed by the keeper of the group's leader.
+	p.cl.notify()
+	if p.cl.pending(rep) {
+		p.kickKeeper()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -25,7 +26,7 @@ func TestClusterSendAfterPurgeLandsAfterIt(t *testing.T) {
 			}
 		}
 		for _, nd := range nodes {
-			if err := nd.plane.PurgeTopic(clusterRef); err != nil {
+			if err := nd.plane.PurgeTopic(purgeRef(uint64(round + 1))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -36,4 +37,11 @@ func TestClusterSendAfterPurgeLandsAfterIt(t *testing.T) {
 			eventually(t, 5*time.Second, "the send after the purge on every node", func() bool { return messages(nd.plane) == 1 })
 		}
 	}
+}
+
+// purgeRef is clusterRef for the purge of identity id.
+func purgeRef(id uint64) catalog.TopicRef {
+	r := clusterRef
+	r.PurgedAt = id
+	return r
 }

@@ -63,6 +63,13 @@ type stampLog struct {
 	purging uint64
 	// lastApplied is the last index applied.
 	lastApplied uint64
+	// purgeSeen is the highest purge identity among the unapplied purge
+	// entries in the log or accepted; purgeDone (set by the group's
+	// start; nil: none) returns the highest applied here. prepare refuses
+	// a purge at or below either (errPurgeKnown): the same purge is never
+	// twice in a leader's log.
+	purgeSeen uint64
+	purgeDone func() uint64
 }
 
 // newStampLog wraps st and computes the initial tail: from the last batch
@@ -148,6 +155,9 @@ func (s *stampLog) Append(entries []*raftpb.Entry) error {
 				return err
 			}
 		}
+		if err := s.rescanPurgeSeen(from - 1); err != nil {
+			return err
+		}
 	}
 	s.bindInflight(entries)
 	s.bindPurge(entries)
@@ -191,6 +201,7 @@ func (s *stampLog) ApplySnapshot(snap *raftpb.Snapshot) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.purging = 0
+	s.purgeSeen = 0
 	clear(s.inflight)
 	s.lastApplied = max(s.lastApplied, snap.GetMetadata().GetIndex())
 	s.replayed = true
@@ -275,10 +286,15 @@ func (s *stampLog) prepare(data []byte) (func(), error) {
 		batch.Stamp(uint64(s.pid), base, ts)
 		return func() { bind(); s.setMark(markBatch, base+uint64(count), ts) }, nil
 	case entryPurge:
+		id := purgeIDOf(data)
+		if id != 0 && s.purgeKnown(id) {
+			return nil, errPurgeKnown
+		}
 		return func() {
 			s.setMark(markPurge, 0, 0)
 			s.mu.Lock()
 			s.purging = inflightUnbound
+			s.purgeSeen = max(s.purgeSeen, id)
 			s.mu.Unlock()
 		}, nil
 	}
