@@ -8,6 +8,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -251,5 +252,60 @@ func TestClusterPollRightAfterPurgeReply(t *testing.T) {
 				t.Fatalf("round %d node %d: a poll right after the purge reply returned %d old messages", round, i, polled.Count)
 			}
 		}
+	}
+}
+
+// groupOffset returns node nd's stored offset of consumer group 3 on
+// partition 0.
+func groupOffset(nd *testNode) (uint64, bool) {
+	part := nd.plane.lookup(clusterRef.Incarnation, 0)
+	if part == nil || part.log == nil {
+		return 0, false
+	}
+	return part.log.Offsets().Get(storage.KindGroup, 3)
+}
+
+// TestClusterGroupOffsetDeletionSurvivesLeaderChange: like a purge, the
+// deletion of a deleted group's offsets is proposed by whichever node
+// leads the partition, also when the leader is cut off right when the
+// metadata entry applies.
+func TestClusterGroupOffsetDeletionSurvivesLeaderChange(t *testing.T) {
+	net, nodes := startCluster(t, 3)
+	g := GroupID(clusterRef, 0)
+	for _, nd := range nodes {
+		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
+	}
+	sendOld(t, nodes, wire.Uint128{Lo: 25}, 1, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	store := (&entry{kind: entryOffsetStore, origin: 0, consumer: storage.KindGroup, id: 3, offset: 1}).encode()
+	if _, err := nodes[0].repl.Propose(ctx, g, store); err != nil {
+		t.Fatal(err)
+	}
+	for _, nd := range nodes {
+		eventually(t, 5*time.Second, "the group offset on every node", func() bool { _, ok := groupOffset(nd); return ok })
+	}
+
+	net.setDown(0)
+	for _, nd := range nodes {
+		if err := nd.plane.DeleteGroupOffsets(clusterRef, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, nd := range nodes[1:] {
+		actx, acancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := nd.plane.AwaitPartitions(actx, clusterRef)
+		acancel()
+		if err != nil {
+			t.Fatalf("node %d: %v", nd.id, err)
+		}
+		if _, ok := groupOffset(nd); ok {
+			t.Fatalf("node %d keeps the deleted group's offset", nd.id)
+		}
+	}
+	net.setUp(0)
+	eventually(t, 10*time.Second, "the deletion on the old leader", func() bool { _, ok := groupOffset(nodes[0]); return !ok })
+	if messages(nodes[1].plane) != 2 {
+		t.Fatalf("the deletion touched the messages: %d", messages(nodes[1].plane))
 	}
 }
