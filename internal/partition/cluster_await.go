@@ -11,6 +11,9 @@ import (
 // the reply of PURGE_TOPIC and DELETE_CONSUMER_GROUP (catalog.Awaiter)
 // and the writes that follow them on this node.
 
+// The plane answers the metadata plane's wait for its effects.
+var _ catalog.Awaiter = (*Plane)(nil)
+
 // pending reports whether rep still wants a purge or an offset deletion.
 func (cl *cluster) pending(rep *replica) bool {
 	return rep.wantPurge.Load() > rep.purgeID.Load() || rep.deletes.Load() > 0
