@@ -309,3 +309,30 @@ func TestClusterGroupOffsetDeletionSurvivesLeaderChange(t *testing.T) {
 		t.Fatalf("the deletion touched the messages: %d", messages(nodes[1].plane))
 	}
 }
+
+// TestAdoptPurgeFromSnapshot: a purge identity learnt from a restored
+// partition snapshot is kept and persisted (the purge is no longer
+// wanted, and a restart reads it back); a lower one changes nothing.
+func TestAdoptPurgeFromSnapshot(t *testing.T) {
+	_, nodes := startCluster(t, 1)
+	p := nodes[0].plane
+	rep := p.cl.replicaOf(GroupID(clusterRef, 0))
+	waitLeader(t, nodes[0], rep.group, func(v replication.View) bool { return v.Role == replication.RoleLeader })
+	rep.want(6)
+	if !p.cl.pending(rep) {
+		t.Fatal("purge 6 not wanted")
+	}
+	if err := p.adoptPurge(rep, 6); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.adoptPurge(rep, 2); err != nil {
+		t.Fatal(err)
+	}
+	if p.cl.pending(rep) || rep.purgeID.Load() != 6 {
+		t.Fatalf("after adopting purge 6: pending %v, identity %d", p.cl.pending(rep), rep.purgeID.Load())
+	}
+	r, err := readPurgeRecord(rep.part.dir)
+	if err != nil || r.id != 6 {
+		t.Fatalf("purge record %+v, %v; want identity 6", r, err)
+	}
+}

@@ -145,6 +145,23 @@ func (p *Plane) applyPurge(rep *replica, index, id uint64) applyResult {
 	return applyResult{}
 }
 
+// adoptPurge makes id the identity of the last purge applied to rep when
+// it is higher than the one known (a partition snapshot, which carries
+// the identity of the last purge before its index, was restored), and
+// persists it in the purge record, so the keeper does not want that purge
+// again and the leader refuses to propose it. Host's loop or start-up.
+func (p *Plane) adoptPurge(rep *replica, id uint64) error {
+	if id <= rep.purgeID.Load() {
+		return nil
+	}
+	if err := writePurgeRecord(rep.part.dir, purgeRecord{index: rep.purgedAt, id: id}); err != nil {
+		return fmt.Errorf("adopt purge %d: %w", id, err)
+	}
+	rep.purgeID.Store(id)
+	p.cl.notify()
+	return nil
+}
+
 // deleted notes that group's offsets are deleted on rep (apply, on the
 // host's loop): the deletion is no longer wanted here.
 func (p *Plane) deleted(rep *replica, group uint32) {
