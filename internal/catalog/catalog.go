@@ -76,6 +76,17 @@ type Awaiter interface {
 	AwaitPartitions(ctx context.Context, t TopicRef) error
 }
 
+// GroupHistory is implemented by a Topics that can tell a deleted
+// consumer group from one not created yet (group ids are never reused).
+// The partition plane uses it at start-up to find offsets that a group
+// deletion should have removed.
+type GroupHistory interface {
+	// GroupDeleted reports whether group existed in topic t and was
+	// deleted: t is live, group is below the topic's next group id, and
+	// no group of t has that id.
+	GroupDeleted(t TopicRef, group uint32) bool
+}
+
 // Action is a data-plane permission (semantics.md §2.4).
 type Action uint8
 

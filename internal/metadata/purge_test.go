@@ -90,3 +90,29 @@ func TestReplyAwaitsPartitionEffects(t *testing.T) {
 		t.Fatalf("unsettled purge: %v (code %d), want outcome unknown (57)", err, transientCode(err))
 	}
 }
+
+// TestGroupDeleted: a deleted group is told apart from a live one and
+// from one not created yet (catalog.GroupHistory).
+func TestGroupDeleted(t *testing.T) {
+	s := openTest(t, t.TempDir(), 1<<30, nil)
+	defer s.Close()
+	s.ok(t, wire.CmdCreateStream, &wire.CreateStream{Name: "s"})
+	s.ok(t, wire.CmdCreateTopic, &wire.CreateTopic{StreamID: wire.NumericID(0), PartitionsCount: 1, Name: "t"})
+	s.ok(t, wire.CmdCreateConsumerGroup, &wire.CreateConsumerGroup{StreamID: wire.NumericID(0), TopicID: wire.NumericID(0), Name: "g0"})
+	s.ok(t, wire.CmdCreateConsumerGroup, &wire.CreateConsumerGroup{StreamID: wire.NumericID(0), TopicID: wire.NumericID(0), Name: "g1"})
+	s.ok(t, wire.CmdDeleteConsumerGroup, &wire.DeleteConsumerGroup{StreamID: wire.NumericID(0), TopicID: wire.NumericID(0), GroupID: wire.NumericID(0)})
+	ref, _, err := s.ResolveTopic(wire.NumericID(0), wire.NumericID(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for group, want := range map[uint32]bool{0: true, 1: false, 2: false} {
+		if got := s.GroupDeleted(ref, group); got != want {
+			t.Errorf("GroupDeleted(%d) = %v, want %v", group, got, want)
+		}
+	}
+	stale := ref
+	stale.Incarnation++
+	if s.GroupDeleted(stale, 0) {
+		t.Error("a group of another incarnation of the topic is reported deleted")
+	}
+}

@@ -121,7 +121,9 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		p.compactBootstrap(rep, uint64(len(rep.voters)))
 	}
 	// What the replay left wanted (a purge no node proposed before a
-	// restart) is proposed by the keeper of the group's leader.
+	// restart, the offsets of a deleted group) is proposed by the keeper
+	// of the group's leader.
+	p.wantDeletedGroups(rep)
 	p.cl.notify()
 	if p.cl.pending(rep) {
 		p.kickKeeper()

@@ -135,41 +135,10 @@ func TestClusterPurgeProposedTwiceAppliesOnce(t *testing.T) {
 // has no leader is in no log and applied nowhere; every node restarts, the
 // metadata names the purge again (CreatePartitions), and it happens.
 func TestClusterPurgeWantedAcrossRestart(t *testing.T) {
-	const n = 3
-	voters := []replication.NodeID{0, 1, 2}
-	dirs := make([]string, n)
-	kept := make([]replication.LogStorage, n)
-	for i := range n {
-		dirs[i] = t.TempDir()
-		kept[i] = replication.NewMemoryLog()
-	}
-	topics := &fakeTopics{ref: clusterRef, ids: []uint32{0}}
+	dc := newDurableCluster(t, 3, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
+	start := func(ref func() catalog.TopicRef) (*testNet, []*testNode) { return dc.start(ref()) }
+	stop := dc.stop
 	g := GroupID(clusterRef, 0)
-	start := func(ref func() catalog.TopicRef) (*testNet, []*testNode) {
-		net := newTestNet()
-		nodes := make([]*testNode, n)
-		for i := range n {
-			st := kept[i]
-			r := &testReplicator{self: replication.NodeID(i), voters: voters}
-			p := newClusterPlane(t, dirs[i], r, func(string) (replication.LogStorage, error) { return st, nil }, topics)
-			startHost(t, net, r, p, voters)
-			nodes[i] = &testNode{id: r.self, plane: p, repl: r}
-		}
-		for _, nd := range nodes {
-			if err := nd.plane.CreatePartitions(ref(), []uint32{0}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return net, nodes
-	}
-	stop := func(nodes []*testNode) {
-		for _, nd := range nodes {
-			nd.host().Close()
-			if err := nd.plane.Close(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 
 	net, nodes := start(func() catalog.TopicRef { return clusterRef })
 	for _, nd := range nodes {
@@ -318,21 +287,67 @@ func TestAdoptPurgeFromSnapshot(t *testing.T) {
 	p := nodes[0].plane
 	rep := p.cl.replicaOf(GroupID(clusterRef, 0))
 	waitLeader(t, nodes[0], rep.group, func(v replication.View) bool { return v.Role == replication.RoleLeader })
-	rep.want(6)
-	if !p.cl.pending(rep) {
-		t.Fatal("purge 6 not wanted")
-	}
 	if err := p.adoptPurge(rep, 6); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.adoptPurge(rep, 2); err != nil {
 		t.Fatal(err)
 	}
+	rep.want(6) // the metadata names it: nothing to do
 	if p.cl.pending(rep) || rep.purgeID.Load() != 6 {
 		t.Fatalf("after adopting purge 6: pending %v, identity %d", p.cl.pending(rep), rep.purgeID.Load())
 	}
 	r, err := readPurgeRecord(rep.part.dir)
 	if err != nil || r.id != 6 {
 		t.Fatalf("purge record %+v, %v; want identity 6", r, err)
+	}
+}
+
+// historyTopics is fakeTopics that knows group 3 was deleted
+// (catalog.GroupHistory).
+type historyTopics struct{ fakeTopics }
+
+func (h *historyTopics) GroupDeleted(_ catalog.TopicRef, group uint32) bool { return group == 3 }
+
+// TestClusterGroupDeletionWantedAcrossRestart: the offsets of a deleted
+// group whose deletion applied nowhere (no leader) are found when the
+// groups start again after a restart of every node, and deleted.
+func TestClusterGroupDeletionWantedAcrossRestart(t *testing.T) {
+	dc := newDurableCluster(t, 3, &historyTopics{fakeTopics{ref: clusterRef, ids: []uint32{0}}})
+	g := GroupID(clusterRef, 0)
+	net, nodes := dc.start(clusterRef)
+	v := waitLeader(t, nodes[0], g, func(v replication.View) bool { return v.HasLeader })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	store := (&entry{kind: entryOffsetStore, consumer: storage.KindGroup, id: 3, offset: 1}).encode()
+	if _, err := nodes[v.Leader].repl.Propose(ctx, g, store); err != nil {
+		t.Fatal(err)
+	}
+	for _, nd := range nodes {
+		eventually(t, 5*time.Second, "the group offset on every node", func() bool { _, ok := groupOffset(nd); return ok })
+	}
+	for _, nd := range nodes {
+		net.setDown(nd.id)
+	}
+	for _, nd := range nodes {
+		waitLeader(t, nd, g, func(v replication.View) bool { return !v.HasLeader })
+	}
+	for _, nd := range nodes {
+		if err := nd.plane.DeleteGroupOffsets(clusterRef, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	for _, nd := range nodes {
+		if _, ok := groupOffset(nd); !ok {
+			t.Fatalf("node %d: the deletion applied without a leader", nd.id)
+		}
+	}
+	dc.stop(nodes)
+
+	_, nodes = dc.start(clusterRef)
+	defer dc.stop(nodes)
+	for _, nd := range nodes {
+		eventually(t, 10*time.Second, "the deleted group's offset gone after the restart", func() bool { _, ok := groupOffset(nd); return !ok })
 	}
 }

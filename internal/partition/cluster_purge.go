@@ -13,6 +13,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -104,6 +105,37 @@ func (p *Plane) wantPurge(t catalog.TopicRef, part *partition) bool {
 	}
 	rep.want(t.PurgedAt)
 	return t.PurgedAt > rep.purgeID.Load()
+}
+
+// wantDeletedGroups records, at a group's start, the deletion of every
+// consumer group offset rep holds for a group the metadata deleted
+// (catalog.GroupHistory): a deletion that had applied nowhere before a
+// restart of every node is proposed again.
+func (p *Plane) wantDeletedGroups(rep *replica) {
+	h, ok := p.catalog().(catalog.GroupHistory)
+	if !ok || rep.part.log == nil {
+		return
+	}
+	var gone []uint32
+	for _, o := range rep.part.log.Offsets().All() {
+		if o.Kind == storage.KindGroup && h.GroupDeleted(rep.ref, o.ID) {
+			gone = append(gone, o.ID)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	cl := p.cl
+	cl.mu.Lock()
+	if rep.wantDelete == nil {
+		rep.wantDelete = map[uint32]struct{}{}
+	}
+	for _, g := range gone {
+		rep.wantDelete[g] = struct{}{}
+	}
+	rep.deletes.Store(int32(len(rep.wantDelete)))
+	cl.mu.Unlock()
+	p.log.Info("offsets of deleted consumer groups found; their deletion is proposed again", "dir", rep.part.dir, "groups", gone)
 }
 
 // want raises the purge identity rep wants.
