@@ -5,7 +5,11 @@
 // interface into the other side.
 package catalog
 
-import "github.com/iggo-dev/iggo/wire"
+import (
+	"context"
+
+	"github.com/iggo-dev/iggo/wire"
+)
 
 // TopicRef names one incarnation of a topic and carries the settings the
 // partition plane needs.
@@ -19,6 +23,13 @@ type TopicRef struct {
 	Incarnation uint64
 	// Settings are the topic's resolved options (defaults applied).
 	Settings wire.TopicSettings
+	// PurgedAt is the identity of the last purge of the partitions a
+	// CreatePartitions or PurgeTopic call names: the metadata log
+	// position of that PURGE_TOPIC (or PURGE_STREAM), the same on every
+	// node; 0 when none. In cluster mode the partition plane applies each
+	// identity once per partition, so a purge is neither lost nor applied
+	// twice. Other calls leave it 0.
+	PurgedAt uint64
 }
 
 // PartitionStats are the counters GET_STREAM/GET_TOPIC report for one
@@ -53,6 +64,27 @@ type Data interface {
 	DeleteGroupOffsets(t TopicRef, group uint32) error
 	// PartitionStats reports one partition's counters (zero when unknown).
 	PartitionStats(t TopicRef, partition uint32) PartitionStats
+}
+
+// Awaiter is implemented by a Data whose PurgeTopic and
+// DeleteGroupOffsets complete after they return (the partition plane in
+// cluster mode: they go through each partition's raft log).
+type Awaiter interface {
+	// AwaitPartitions waits until every purge and group-offset deletion
+	// asked for the partitions of topic t has applied on this node, or
+	// ctx ends (its error then).
+	AwaitPartitions(ctx context.Context, t TopicRef) error
+}
+
+// GroupHistory is implemented by a Topics that can tell a deleted
+// consumer group from one not created yet (group ids are never reused).
+// The partition plane uses it at start-up to find offsets that a group
+// deletion should have removed.
+type GroupHistory interface {
+	// GroupDeleted reports whether group existed in topic t and was
+	// deleted: t is live, group is below the topic's next group id, and
+	// no group of t has that id.
+	GroupDeleted(t TopicRef, group uint32) bool
 }
 
 // Action is a data-plane permission (semantics.md §2.4).

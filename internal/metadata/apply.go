@@ -234,7 +234,9 @@ func (s *state) purgeStream(e *Entry, a actor) result {
 		return res
 	}
 	for _, tid := range sortedKeys(st.Topics) {
-		res.effects = append(res.effects, effect{kind: effPurgeTopic, ref: ref(st, st.Topics[tid])})
+		t := st.Topics[tid]
+		t.purge(e.Op)
+		res.effects = append(res.effects, effect{kind: effPurgeTopic, ref: purgeRef(st, t, e.Op)})
 	}
 	return res
 }
@@ -352,7 +354,8 @@ func (s *state) purgeTopic(e *Entry, a actor) result {
 	if t == nil {
 		return res
 	}
-	return result{effects: []effect{{kind: effPurgeTopic, ref: ref(st, t)}}}
+	t.purge(e.Op)
+	return result{effects: []effect{{kind: effPurgeTopic, ref: purgeRef(st, t, e.Op)}}}
 }
 
 func (s *state) createPartitions(e *Entry, a actor) result {

@@ -113,6 +113,18 @@ func (s *Store) ResolveGroup(t catalog.TopicRef, id wire.Identifier) (uint32, er
 	return g.ID, nil
 }
 
+// GroupDeleted implements catalog.GroupHistory.
+func (s *Store) GroupDeleted(t catalog.TopicRef, group uint32) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	tp := s.liveTopic(t)
+	if tp == nil || group >= tp.NextGroupID {
+		return false
+	}
+	_, ok := tp.Groups[group]
+	return !ok
+}
+
 // InGroup reports whether client is a member of at least one consumer
 // group (the stale-client verifier evicts only those, semantics.md §1.10).
 func (s *Store) InGroup(client wire.Uint128) bool {

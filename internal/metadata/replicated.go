@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/wire"
@@ -133,10 +134,39 @@ func (s *Store) propose(e Entry) (committed, error) {
 			s.completeDueReplicated()
 			s.wakeRevocations()
 		}
+		if err := s.awaitEffects(c.res.effects); err != nil {
+			return committed{}, err
+		}
 		return c, nil
 	case <-ctx.Done():
 		return committed{}, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
 	}
+}
+
+// awaitEffects waits, up to ReplicaTimeout, until the purges and
+// group-offset deletions among effects have applied to this node's
+// partitions (catalog.Awaiter: in cluster mode they go through each
+// partition's raft log after the metadata entry applies), so a poll right
+// after the reply sees them. Past the timeout the reply is 57: the
+// command is committed and its partition entries will still apply.
+func (s *Store) awaitEffects(effects []effect) error {
+	aw, ok := s.data.(catalog.Awaiter)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ReplicaTimeout)
+	defer cancel()
+	for _, f := range effects {
+		if f.kind != effPurgeTopic && f.kind != effDeleteGroupOffsets {
+			continue
+		}
+		if err := aw.AwaitPartitions(ctx, f.ref); err != nil {
+			s.log.Warn("purge or group-offset deletion not yet applied to the partitions; answered 57, it still applies",
+				"stream", f.ref.StreamID, "topic", f.ref.TopicID, "err", err)
+			return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+		}
+	}
+	return nil
 }
 
 // classify maps a replication error to ErrNotAccepted (58) or

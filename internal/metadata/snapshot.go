@@ -21,7 +21,9 @@ const (
 	// snapshotVersion 2 adds a topic's consumer_offset_durability flag
 	// after preallocate_segments; version 1 snapshots still load (the flag
 	// is false there: the key did not exist).
-	snapshotVersion = 2
+	// Version 3 adds every partition's PurgedAt after its created_at
+	// (0 in older versions: no purge identity was kept).
+	snapshotVersion = 3
 	// snapshotMinLen is an empty snapshot.
 	snapshotMinLen = 8 + 4 + 8 + 4 + 4 + 4 + 4 + 8
 )
@@ -126,6 +128,7 @@ func appendTopic(b []byte, t *topic) []byte {
 	for _, p := range t.Partitions {
 		b = le.AppendUint32(b, p.ID)
 		b = le.AppendUint64(b, p.CreatedAt)
+		b = le.AppendUint64(b, p.PurgedAt)
 	}
 	b = le.AppendUint32(b, t.NextGroupID)
 	b = le.AppendUint32(b, uint32(len(t.Groups)))
@@ -181,7 +184,7 @@ func decodeSnapshot(src []byte) (*snapshot, error) {
 	}
 	d := decoder{b: body[8:]}
 	d.version = d.u32()
-	if d.version != 1 && d.version != snapshotVersion {
+	if d.version < 1 || d.version > snapshotVersion {
 		return nil, ErrCorrupt
 	}
 	sn := &snapshot{op: d.u64(), state: newState()}
@@ -336,6 +339,9 @@ func decodeTopic(d *decoder) *topic {
 		t.Partitions = make([]partition, n)
 		for i := range t.Partitions {
 			t.Partitions[i] = partition{ID: d.u32(), CreatedAt: d.u64()}
+			if d.version >= 3 {
+				t.Partitions[i].PurgedAt = d.u64()
+			}
 			if d.err == nil && t.Partitions[i].ID != uint32(i) {
 				d.err = ErrCorrupt
 			}

@@ -28,6 +28,10 @@ const (
 type partition struct {
 	ID        uint32
 	CreatedAt uint64
+	// PurgedAt is the op of the last PURGE_TOPIC or PURGE_STREAM that
+	// covered the partition (0: none since it was created): the purge's
+	// identity for the partition plane (catalog.TopicRef.PurgedAt).
+	PurgedAt uint64
 }
 
 // group is a consumer group of a topic; G is its membership and
@@ -215,6 +219,20 @@ func (s *state) resolveTopic(sid, tid wire.Identifier) (*stream, *topic) {
 // ref is the catalog reference of t in st.
 func ref(st *stream, t *topic) catalog.TopicRef {
 	return catalog.TopicRef{StreamID: st.ID, TopicID: t.ID, Incarnation: t.Incarnation, Settings: t.Opts.Settings}
+}
+
+// purge marks every partition of t purged at op.
+func (t *topic) purge(op uint64) {
+	for i := range t.Partitions {
+		t.Partitions[i].PurgedAt = op
+	}
+}
+
+// purgeRef is the catalog reference of t for a PurgeTopic at op.
+func purgeRef(st *stream, t *topic, op uint64) catalog.TopicRef {
+	r := ref(st, t)
+	r.PurgedAt = op
+	return r
 }
 
 // partitionIDs returns t's partition ids in ascending order.

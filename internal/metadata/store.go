@@ -257,8 +257,15 @@ func (s *Store) openPartitions() {
 		st := s.st.streams[sid]
 		for _, tid := range sortedKeys(st.Topics) {
 			t := st.Topics[tid]
-			if len(t.Partitions) > 0 {
-				jobs = append(jobs, job{ref(st, t), t.partitionIDs()})
+			// One call per purge identity: partitions created after a
+			// purge are not covered by it (catalog.TopicRef.PurgedAt).
+			for i := 0; i < len(t.Partitions); {
+				r := purgeRef(st, t, t.Partitions[i].PurgedAt)
+				var ids []uint32
+				for ; i < len(t.Partitions) && t.Partitions[i].PurgedAt == r.PurgedAt; i++ {
+					ids = append(ids, t.Partitions[i].ID)
+				}
+				jobs = append(jobs, job{r, ids})
 			}
 		}
 	}

@@ -56,6 +56,12 @@ type cluster struct {
 	waiters *replication.Waiters[applyResult]
 
 	ops opQueue
+	// keep proposes wanted purges and offset deletions (cluster_keeper.go).
+	keep keeper
+	// settled is closed and replaced each time a purge or an offset
+	// deletion applies here (cluster_await.go); guarded by settleMu.
+	settleMu sync.Mutex
+	settled  chan struct{}
 	// proposals recycles the buffers entries are encoded into for
 	// Propose (raft keeps a copy of its own).
 	proposals bufPool
@@ -76,6 +82,18 @@ type replica struct {
 	// entries at or below it are not re-applied after a restart. Only
 	// the host's loop touches it after the group was added.
 	purgedAt uint64
+	// purgeID is the identity of the last purge applied here (0: none),
+	// kept in the purge record with purgedAt. Written on the host's loop;
+	// read by the keeper and the waiters of cluster_await.go.
+	purgeID atomic.Uint64
+	// wantPurge is the identity of the last purge the metadata asked for
+	// (PurgeTopic, CreatePartitions): wanted while above purgeID.
+	wantPurge atomic.Uint64
+	// wantDelete holds the consumer groups whose offsets the metadata
+	// asked to delete, not yet deleted here. Guarded by cluster.mu.
+	wantDelete map[uint32]struct{}
+	// deletes is len(wantDelete), for the lock-free check of a send.
+	deletes atomic.Int32
 	// stamp is the wrapped log (cluster_stamp.go), set like seg.
 	stamp *stampLog
 	// seg is the group's log (cluster_seglog.go), under stamp; set by
@@ -102,7 +120,9 @@ type applyResult struct {
 
 // newCluster returns the cluster state.
 func newCluster(r Replicator) *cluster {
-	return &cluster{r: r, groups: map[replication.GroupID]*replica{}, waiters: replication.NewWaiters[applyResult]()}
+	cl := &cluster{r: r, groups: map[replication.GroupID]*replica{}, waiters: replication.NewWaiters[applyResult](), settled: make(chan struct{})}
+	cl.keep.wake = make(chan struct{}, 1)
+	return cl
 }
 
 // replicaOf returns the replica of group g, or nil.

@@ -58,9 +58,12 @@ func (p *Plane) ApplyReplicated(g replication.GroupID, e replication.Entry) {
 	case ent.kind == entryPurged:
 		// A batch a later purge removed: nothing to do.
 	case ent.kind == entryPurge:
-		res = p.applyPurge(rep, e.Index)
+		res = p.applyPurge(rep, e.Index, ent.purgeID)
 	default:
 		res = p.applyOffset(part, &ent)
+		if ent.kind == entryOffsetDelete && ent.consumer == storage.KindGroup {
+			p.deleted(rep, ent.id)
+		}
 	}
 	if ent.windowed {
 		if res.code == 0 {

@@ -72,7 +72,7 @@ func (p *Plane) compactBefore(rep *replica, keep uint64) error {
 	if _, err := p.cl.r.WaitFor(ctx, rep.group, func(v replication.View) bool { return v.Applied >= index }); err != nil {
 		return fmt.Errorf("compact the raft log of %s to index %d: not applied yet: %w", rep.part.dir, index, err)
 	}
-	snap := partSnapshot{next: keep, ts: ts, offsets: rep.part.log.Offsets().All()}
+	snap := partSnapshot{next: keep, ts: ts, purge: rep.purgeID.Load(), offsets: rep.part.log.Offsets().All()}
 	if snap.window, err = p.windowAt(rep, index); err == nil {
 		err = p.cl.r.CompactTo(ctx, rep.group, index, snap.encode())
 	}
@@ -91,7 +91,7 @@ func (p *Plane) compactBefore(rep *replica, keep uint64) error {
 // (a purge executed early by segLog.Append applies later).
 func (p *Plane) compactAtPurge(rep *replica, index uint64) {
 	_, ts := rep.part.log.Tail()
-	p.queueCompaction(rep, index, partSnapshot{ts: ts}, func(err error) {
+	p.queueCompaction(rep, index, partSnapshot{ts: ts, purge: rep.purgeID.Load()}, func(err error) {
 		p.log.Info("raft log not compacted at a purge; it is compacted with the next removal of segments",
 			"dir", rep.part.dir, "index", index, "err", err)
 	})

@@ -33,7 +33,9 @@ import (
 //	                 flagStored: the record is in the segment files)
 //	        offsets: u8 consumer kind, 3 reserved, u32 consumer id,
 //	                 u64 offset
-//	        purge:   nothing
+//	        purge:   u64 purge identity (catalog.TopicRef.PurgedAt; an
+//	                 entry without it, written before identities
+//	                 existed, is identity 0)
 //
 // The base offset and timestamp of a send are written by the leader's
 // Prepare hook (stamp.go) in the header and in the batch itself.
@@ -54,6 +56,7 @@ const (
 	entryCommonLen = 48
 	entrySendLen   = entryCommonLen + 24 // header before the batch record
 	entryOffsetLen = entryCommonLen + 16
+	entryPurgeLen  = entryCommonLen + 8
 
 	offSendCount  = entryCommonLen
 	offSendRecLen = entryCommonLen + 4
@@ -88,6 +91,9 @@ type entry struct {
 	consumer storage.ConsumerKind
 	id       uint32
 	offset   uint64
+
+	// purgeID is a purge's identity (0: legacy entry without one).
+	purgeID uint64
 }
 
 // appendCommon writes the common header.
@@ -115,6 +121,8 @@ func (e *entry) size() int {
 		return entrySendLen + len(e.rec)
 	case entryOffsetStore, entryOffsetAdvance, entryOffsetDelete:
 		return entryOffsetLen
+	case entryPurge:
+		return entryPurgeLen
 	}
 	return entryCommonLen
 }
@@ -134,6 +142,8 @@ func (e *entry) appendTo(dst []byte) []byte {
 		dst = append(dst, uint8(e.consumer), 0, 0, 0)
 		dst = binary.LittleEndian.AppendUint32(dst, e.id)
 		return binary.LittleEndian.AppendUint64(dst, e.offset)
+	case entryPurge:
+		return binary.LittleEndian.AppendUint64(e.appendCommon(dst), e.purgeID)
 	default:
 		return e.appendCommon(dst)
 	}
@@ -174,7 +184,15 @@ func decodeEntry(b []byte) (entry, error) {
 		e.consumer = storage.ConsumerKind(b[entryCommonLen])
 		e.id = binary.LittleEndian.Uint32(b[entryCommonLen+4:])
 		e.offset = binary.LittleEndian.Uint64(b[entryCommonLen+8:])
-	case entryPurge, entryPurged:
+	case entryPurge:
+		switch len(b) {
+		case entryCommonLen:
+		case entryPurgeLen:
+			e.purgeID = binary.LittleEndian.Uint64(b[entryCommonLen:])
+		default:
+			return e, fmt.Errorf("%w: purge entry of %d bytes", errBadEntry, len(b))
+		}
+	case entryPurged:
 	default:
 		return e, fmt.Errorf("%w: kind %d", errBadEntry, e.kind)
 	}
@@ -207,6 +225,14 @@ func markOf(b []byte) (m entryMark, end, ts uint64) {
 		return markPurge, 0, 0
 	}
 	return markNone, 0, 0
+}
+
+// purgeIDOf returns the identity of purge entry data (0: none).
+func purgeIDOf(b []byte) uint64 {
+	if len(b) < entryPurgeLen || b[0] != entryPurge || b[1] != entryVersion {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(b[entryCommonLen:])
 }
 
 // windowKeyOf returns the duplicate-window key of a windowed entry.

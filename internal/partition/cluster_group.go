@@ -58,15 +58,23 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		}
 	}
 	part := rep.part
-	purged, err := readPurgeIndex(part.dir)
+	purged, err := readPurgeRecord(part.dir)
 	if err != nil {
 		log.Error("partition purge record unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
 		return
 	}
-	rep.purgedAt = purged
-	seg, err := openSegLog(st, part.log, func() uint64 { return rep.purgedAt }, func(index uint64) error {
-		if res := p.applyPurge(rep, index); res.code != 0 {
+	rep.purgedAt = purged.index
+	rep.purgeID.Store(purged.id)
+	// A crash between raft storing a snapshot and its restore recording
+	// the purge identity: the log's own snapshot says it.
+	if err := p.adoptLogSnapshot(rep, st); err != nil {
+		log.Error("partition raft log snapshot unreadable; the partition is not replicated on this node", "err", err)
+		closeStorage(st)
+		return
+	}
+	seg, err := openSegLog(st, part.log, func() uint64 { return rep.purgedAt }, func(index, id uint64) error {
+		if res := p.applyPurge(rep, index, id); res.code != 0 {
 			return fmt.Errorf("purge of partition %s failed (status %d)", part.dir, res.code)
 		}
 		return nil
@@ -88,6 +96,7 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		closeStorage(st)
 		return
 	}
+	stamp.purgeDone = rep.purgeID.Load
 	rep.seg = seg
 	rep.stamp = stamp
 	last, err := st.LastIndex()
@@ -119,6 +128,14 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		p.compactBootstrap(rep, uint64(len(rep.voters)))
 	} else if n := bootstrapEntries(st, last); n > 0 {
 		p.compactBootstrap(rep, n) // stopped before it ran: again
+	}
+	// What the replay left wanted (a purge no node proposed before a
+	// restart, the offsets of a deleted group) is proposed by the keeper
+	// of the group's leader.
+	p.wantDeletedGroups(rep)
+	p.cl.notify()
+	if p.cl.pending(rep) {
+		p.kickKeeper()
 	}
 }
 

@@ -37,6 +37,9 @@ func (s *stampLog) seedInflight(last uint64) error {
 	}
 	err = forEntries(s.hdr, max(hs.GetCommit()+1, first), last, func(e *raftpb.Entry) (bool, error) {
 		s.bindInflight([]*raftpb.Entry{e})
+		if e.GetType() == raftpb.EntryNormal {
+			s.purgeSeen = max(s.purgeSeen, purgeIDOf(e.GetData()))
+		}
 		return true, nil
 	})
 	if err != nil {
@@ -105,8 +108,16 @@ func (s *stampLog) applied(index uint64, data []byte) {
 	}
 }
 
-// bindPurge records the last purge entry among ents as the pending one.
+// bindPurge records the last purge entry among ents as the pending one,
+// and the identities of all of them as seen.
 func (s *stampLog) bindPurge(ents []*raftpb.Entry) {
+	s.mu.Lock()
+	for _, e := range ents {
+		if e.GetType() == raftpb.EntryNormal {
+			s.purgeSeen = max(s.purgeSeen, purgeIDOf(e.GetData()))
+		}
+	}
+	s.mu.Unlock()
 	for i := len(ents) - 1; i >= 0; i-- {
 		if m, _, _ := markOf(ents[i].GetData()); m == markPurge && ents[i].GetType() == raftpb.EntryNormal {
 			s.mu.Lock()
@@ -135,5 +146,43 @@ func (s *stampLog) rescanPurge(hi uint64) error {
 		s.purging = at
 		s.mu.Unlock()
 	}
+	return nil
+}
+
+// purgeKnown reports whether purge identity id is in the log unapplied,
+// accepted, or applied here.
+func (s *stampLog) purgeKnown(id uint64) bool {
+	s.mu.Lock()
+	seen := s.purgeSeen
+	s.mu.Unlock()
+	return id <= seen || s.purgeDone != nil && id <= s.purgeDone()
+}
+
+// rescanPurgeSeen recomputes purgeSeen after the entries above hi were
+// replaced: the highest identity among the purge entries after the last
+// applied index up to hi (those applied are purgeDone's).
+func (s *stampLog) rescanPurgeSeen(hi uint64) error {
+	s.mu.Lock()
+	from := s.lastApplied + 1
+	s.mu.Unlock()
+	first, err := s.hdr.FirstIndex()
+	if err != nil {
+		return fmt.Errorf("partition %d raft log: %w", s.pid, err)
+	}
+	seen := uint64(0)
+	if from = max(from, first); from <= hi {
+		err = forEntries(s.hdr, from, hi, func(e *raftpb.Entry) (bool, error) {
+			if e.GetType() == raftpb.EntryNormal {
+				seen = max(seen, purgeIDOf(e.GetData()))
+			}
+			return true, nil
+		})
+		if err != nil {
+			return fmt.Errorf("partition %d: %w", s.pid, err)
+		}
+	}
+	s.mu.Lock()
+	s.purgeSeen = seen
+	s.mu.Unlock()
 	return nil
 }

@@ -5,9 +5,9 @@ import (
 	"sync"
 )
 
-// opQueue runs group lifecycle operations (AddGroup, RemoveGroup, purge
-// proposals) one at a time, in the order they were queued, on a goroutine
-// of its own: they block on the replication host's loop, and the
+// opQueue runs group lifecycle operations (AddGroup, RemoveGroup,
+// compactions, segment removals) one at a time, in the order they were
+// queued, on a goroutine of its own: they block on the replication host's loop, and the
 // catalog.Data calls that queue them may run on that loop. The worker
 // exists only while there is work.
 type opQueue struct {

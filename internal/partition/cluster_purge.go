@@ -22,106 +22,142 @@ import (
 // PurgeTopic is a metadata effect that runs on every node, each at its
 // own moment relative to the partition groups' logs; purging there would
 // reset offsets at different log positions on different replicas. So in
-// cluster mode PurgeTopic only makes the leader of each partition group
-// propose a purge entry to that group (asynchronously, the call may run
-// on the host's loop); followers do nothing locally. The purge entry is
-// applied by every replica at the same log position: it purges the
-// partition (messages and consumer offsets) and the stamping tail restarts
-// at 0 right after it in the log. A node that does not lead the group
-// when the purge applies in the metadata plane (no leader known: it waits
-// up to purgeLeaderWait for one) leaves the proposal to the leader.
+// cluster mode a purge is a partition-log entry, applied by every replica
+// at the same log position: it purges the partition (messages and
+// consumer offsets) and the stamping tail restarts at 0 right after it.
 //
-// A choice (the behaviour of two nodes that both believed they led when
-// the metadata entry applied is unspecified): each would propose, and the
-// partition would be purged twice; a second purge only loses messages
-// sent between the two entries. raft's CheckQuorum makes this window one
-// leader change wide.
+// Every purge has an identity, the same on every node: the metadata log
+// position of the PURGE_TOPIC (catalog.TopicRef.PurgedAt). PurgeTopic
+// only records, on every node, that the identity is wanted; the keeper
+// (cluster_keeper.go) of whichever node leads the partition group
+// proposes it, now or when it becomes the leader later, until it has
+// applied. A purge entry whose identity has applied already is a no-op,
+// and the leader refuses to propose an identity its log already holds
+// (stampLog.prepare), so two nodes proposing the same purge purge once.
+// At start-up the wanted identity comes back from the metadata state
+// (CreatePartitions carries it), so a purge no node had proposed before
+// a restart of every node still happens.
 //
-// The raft index of the last purge applied is kept in purgeFileName in the
-// partition directory (written after the purge itself), so that a restart,
-// which replays the group's log from its first index, does not re-apply
-// what came before it.
+// Deleting a consumer group's offsets (DeleteGroupOffsets) goes the same
+// way (group ids are never reused, so a second deletion is harmless): the
+// group stays wanted on the replica until its offset-deletion entry has
+// applied here.
+//
+// The raft index and the identity of the last purge applied are kept in
+// purgeFileName in the partition directory (written after the purge
+// itself), so that a restart, which replays the group's log from its
+// first index, neither re-applies what came before it nor wants that
+// purge again.
 
 const (
-	purgeFileName   = "raft-purge"
-	purgeLeaderWait = 10 * time.Second
-	proposeTimeout  = 5 * time.Second
+	purgeFileName  = "raft-purge"
+	proposeTimeout = 5 * time.Second
 )
 
-// purgeCluster queues the purge proposals of a topic's partitions.
+// purgeCluster records that the partitions of t want the purge t.PurgedAt
+// and wakes the keeper.
 func (p *Plane) purgeCluster(t catalog.TopicRef) {
-	p.proposeToTopic(t, "purge", func() *entry { return &entry{kind: entryPurge} })
-}
-
-// deleteGroupOffsetsCluster queues, for every partition of a topic, the
-// proposal that deletes a consumer group's offset (DeleteGroupOffsets in
-// cluster mode): like a purge, the deletion then applies at one log
-// position on every replica instead of at each node's metadata apply.
-func (p *Plane) deleteGroupOffsetsCluster(t catalog.TopicRef, group uint32) {
-	p.proposeToTopic(t, "delete group offsets", func() *entry {
-		return &entry{kind: entryOffsetDelete, consumer: storage.KindGroup, id: group}
-	})
-}
-
-// proposeToTopic queues, for each partition group of topic t, the
-// proposal of the entry mk returns by that group's leader (what names it
-// in log lines). Until it has applied here, the partition's writes wait
-// (awaitQueued): the command's reply goes out when its metadata entry
-// applies, and a send that follows it must land after the purge, not
-// before.
-func (p *Plane) proposeToTopic(t catalog.TopicRef, what string, mk func() *entry) {
+	if t.PurgedAt == 0 {
+		p.log.Error("purge without an identity ignored", "stream", t.StreamID, "topic", t.TopicID)
+		return
+	}
 	for _, part := range p.topicParts(t) {
-		g := GroupID(t, part.id)
-		if p.cl.replicaOf(g) == nil {
-			continue
+		if rep := p.cl.replicaOf(GroupID(t, part.id)); rep != nil {
+			rep.want(t.PurgedAt)
 		}
-		e := mk()
-		e.origin = uint32(p.cl.r.Self())
-		data := e.encode()
-		part.queued.Add(1)
-		p.cl.ops.push(func(ctx context.Context) {
-			defer part.queued.Add(-1)
-			p.proposeAsLeader(ctx, g, what, data)
-		})
 	}
+	p.cl.notify()
+	p.kickKeeper()
 }
 
-// proposeAsLeader proposes data to group g if this node leads it,
-// retrying while leadership is settling.
-func (p *Plane) proposeAsLeader(ctx context.Context, g replication.GroupID, what string, data []byte) {
+// deleteGroupOffsetsCluster records that every partition of t wants the
+// offsets of group deleted (DeleteGroupOffsets in cluster mode) and wakes
+// the keeper: like a purge, the deletion applies at one log position on
+// every replica instead of at each node's metadata apply.
+func (p *Plane) deleteGroupOffsetsCluster(t catalog.TopicRef, group uint32) {
 	cl := p.cl
-	ctx, cancel := context.WithTimeout(ctx, purgeLeaderWait)
-	defer cancel()
+	for _, part := range p.topicParts(t) {
+		if rep := cl.replicaOf(GroupID(t, part.id)); rep != nil {
+			cl.mu.Lock()
+			if rep.wantDelete == nil {
+				rep.wantDelete = map[uint32]struct{}{}
+			}
+			rep.wantDelete[group] = struct{}{}
+			rep.deletes.Store(int32(len(rep.wantDelete)))
+			cl.mu.Unlock()
+		}
+	}
+	p.kickKeeper()
+}
+
+// wantPurge records, in cluster mode, that part wants the purge
+// t.PurgedAt (CreatePartitions: the metadata state names the last purge
+// of the partition); it reports whether that identity has not applied
+// here yet, as far as is known now (the group's start reads the record
+// and kicks the keeper again).
+func (p *Plane) wantPurge(t catalog.TopicRef, part *partition) bool {
+	if p.cl == nil || t.PurgedAt == 0 {
+		return false
+	}
+	rep := p.cl.replicaOf(GroupID(t, part.id))
+	if rep == nil {
+		return false
+	}
+	rep.want(t.PurgedAt)
+	return t.PurgedAt > rep.purgeID.Load()
+}
+
+// wantDeletedGroups records, at a group's start, the deletion of every
+// consumer group offset rep holds for a group the metadata deleted
+// (catalog.GroupHistory): a deletion that had applied nowhere before a
+// restart of every node is proposed again.
+func (p *Plane) wantDeletedGroups(rep *replica) {
+	h, ok := p.catalog().(catalog.GroupHistory)
+	if !ok || rep.part.log == nil {
+		return
+	}
+	var gone []uint32
+	for _, o := range rep.part.log.Offsets().All() {
+		if o.Kind == storage.KindGroup && h.GroupDeleted(rep.ref, o.ID) {
+			gone = append(gone, o.ID)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	cl := p.cl
+	cl.mu.Lock()
+	if rep.wantDelete == nil {
+		rep.wantDelete = map[uint32]struct{}{}
+	}
+	for _, g := range gone {
+		rep.wantDelete[g] = struct{}{}
+	}
+	rep.deletes.Store(int32(len(rep.wantDelete)))
+	cl.mu.Unlock()
+	p.log.Info("offsets of deleted consumer groups found; their deletion is proposed again", "dir", rep.part.dir, "groups", gone)
+}
+
+// want raises the purge identity rep wants.
+func (rep *replica) want(id uint64) {
 	for {
-		v, err := cl.r.WaitFor(ctx, g, func(v replication.View) bool { return v.HasLeader })
-		if err != nil {
-			p.log.Warn(what+": no leader for the partition group", "group", uint64(g), "err", err)
+		cur := rep.wantPurge.Load()
+		if id <= cur || rep.wantPurge.CompareAndSwap(cur, id) {
 			return
-		}
-		if v.Leader != cl.r.Self() {
-			return // the leader proposes
-		}
-		pctx, pcancel := context.WithTimeout(ctx, proposeTimeout)
-		_, err = cl.r.Propose(pctx, g, data)
-		pcancel()
-		switch {
-		case err == nil:
-			return
-		case errors.Is(err, replication.ErrOutcomeUnknown) || ctx.Err() != nil:
-			p.log.Warn(what+": proposal outcome unknown", "group", uint64(g), "err", err)
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
-// applyPurge purges the partition at a purge entry and records its index.
-func (p *Plane) applyPurge(rep *replica, index uint64) applyResult {
+// applyPurge purges the partition at a purge entry of identity id and
+// records its index and identity. An identity already applied here is a
+// no-op (0, an entry from before identities, always applies).
+func (p *Plane) applyPurge(rep *replica, index, id uint64) applyResult {
 	part := rep.part
+	done := rep.purgeID.Load()
+	if id != 0 && id <= done {
+		p.log.Info("purge already applied; entry ignored", "dir", part.dir, "index", index, "purge", id)
+		return applyResult{}
+	}
 	if err := p.resetCrypt(part); err != nil {
 		p.log.Error("replicated purge failed", "dir", part.dir, "err", err)
 		return applyResult{code: wire.ErrCannotAppendMessage.Code}
@@ -130,35 +166,103 @@ func (p *Plane) applyPurge(rep *replica, index uint64) applyResult {
 		p.log.Error("replicated purge failed", "dir", part.dir, "err", err)
 		return applyResult{code: wire.ErrCannotAppendMessage.Code}
 	}
-	if err := writePurgeIndex(part.dir, index); err != nil {
+	id = max(id, done)
+	if err := writePurgeRecord(part.dir, purgeRecord{index: index, id: id}); err != nil {
 		p.log.Error("record of a replicated purge not written; a restart re-applies older entries", "dir", part.dir, "err", err)
 	}
 	rep.purgedAt = index
+	rep.purgeID.Store(id)
+	p.cl.notify()
 	p.compactAtPurge(rep, index)
 	return applyResult{}
 }
 
-// The purge record: u64 raft index, u32 CRC-32C of it.
-var purgeCRC = crc32.MakeTable(crc32.Castagnoli)
-
-// readPurgeIndex returns the recorded purge index (0 when none).
-func readPurgeIndex(dir string) (uint64, error) {
-	b, err := os.ReadFile(filepath.Join(dir, purgeFileName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+// adoptPurge makes id the identity of the last purge applied to rep when
+// it is higher than the one known (a partition snapshot, which carries
+// the identity of the last purge before its index, was restored), and
+// persists it in the purge record, so the keeper does not want that purge
+// again and the leader refuses to propose it. Host's loop or start-up.
+func (p *Plane) adoptPurge(rep *replica, id uint64) error {
+	if id <= rep.purgeID.Load() {
+		return nil
 	}
-	if err != nil {
-		return 0, fmt.Errorf("read purge record: %w", err)
+	if err := writePurgeRecord(rep.part.dir, purgeRecord{index: rep.purgedAt, id: id}); err != nil {
+		return fmt.Errorf("adopt purge %d: %w", id, err)
 	}
-	if len(b) != 12 || crc32.Checksum(b[:8], purgeCRC) != binary.LittleEndian.Uint32(b[8:]) {
-		return 0, fmt.Errorf("purge record %s is corrupt", filepath.Join(dir, purgeFileName))
-	}
-	return binary.LittleEndian.Uint64(b), nil
+	rep.purgeID.Store(id)
+	p.cl.notify()
+	return nil
 }
 
-// writePurgeIndex durably records index (temporary file, fsync, rename).
-func writePurgeIndex(dir string, index uint64) error {
-	b := binary.LittleEndian.AppendUint64(make([]byte, 0, 12), index)
+// adoptLogSnapshot adopts the purge identity of st's snapshot (start-up;
+// none for a log without one, or with an empty snapshot: a bootstrap).
+func (p *Plane) adoptLogSnapshot(rep *replica, st replication.LogStorage) error {
+	snap, err := st.Snapshot()
+	if err != nil {
+		return fmt.Errorf("raft log snapshot: %w", err)
+	}
+	if len(snap.GetData()) == 0 {
+		return nil
+	}
+	s, err := decodeSnapshot(snap.GetData())
+	if err != nil {
+		return fmt.Errorf("raft log snapshot at %d: %w", snap.GetMetadata().GetIndex(), err)
+	}
+	return p.adoptPurge(rep, s.purge)
+}
+
+// deleted notes that group's offsets are deleted on rep (apply, on the
+// host's loop): the deletion is no longer wanted here.
+func (p *Plane) deleted(rep *replica, group uint32) {
+	cl := p.cl
+	cl.mu.Lock()
+	_, ok := rep.wantDelete[group]
+	delete(rep.wantDelete, group)
+	rep.deletes.Store(int32(len(rep.wantDelete)))
+	cl.mu.Unlock()
+	if ok {
+		cl.notify()
+	}
+}
+
+// The purge record: u64 raft index, u64 purge identity, u32 CRC-32C of
+// both. The older form without the identity (u64 index, u32 CRC) still
+// reads, as identity 0.
+var purgeCRC = crc32.MakeTable(crc32.Castagnoli)
+
+const (
+	purgeRecordLen       = 20
+	purgeRecordLegacyLen = 12
+)
+
+// purgeRecord is the last purge applied to a partition: its raft index
+// and its identity.
+type purgeRecord struct{ index, id uint64 }
+
+// readPurgeRecord returns the recorded purge (zero when none).
+func readPurgeRecord(dir string) (purgeRecord, error) {
+	b, err := os.ReadFile(filepath.Join(dir, purgeFileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return purgeRecord{}, nil
+	}
+	if err != nil {
+		return purgeRecord{}, fmt.Errorf("read purge record: %w", err)
+	}
+	n := len(b) - 4
+	if (len(b) != purgeRecordLen && len(b) != purgeRecordLegacyLen) || crc32.Checksum(b[:n], purgeCRC) != binary.LittleEndian.Uint32(b[n:]) {
+		return purgeRecord{}, fmt.Errorf("purge record %s is corrupt", filepath.Join(dir, purgeFileName))
+	}
+	r := purgeRecord{index: binary.LittleEndian.Uint64(b)}
+	if len(b) == purgeRecordLen {
+		r.id = binary.LittleEndian.Uint64(b[8:])
+	}
+	return r, nil
+}
+
+// writePurgeRecord durably records r (temporary file, fsync, rename).
+func writePurgeRecord(dir string, r purgeRecord) error {
+	b := binary.LittleEndian.AppendUint64(make([]byte, 0, purgeRecordLen), r.index)
+	b = binary.LittleEndian.AppendUint64(b, r.id)
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, purgeCRC))
 	tmp := filepath.Join(dir, purgeFileName+".tmp")
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -181,18 +285,16 @@ func writePurgeIndex(dir string, index uint64) error {
 	return nil
 }
 
-// awaitQueued waits (up to proposeTimeout) until the entries queued for
-// part by metadata commands have applied here; false when they have not.
-func (p *Plane) awaitQueued(part *partition) bool {
-	if part.queued.Load() == 0 {
+// awaitQueued waits (up to proposeTimeout) until the purge and offset
+// deletions wanted for group g (metadata commands applied here) have
+// applied here; false when they have not. A send that follows a purge's
+// reply therefore lands after the purge, never before it.
+func (p *Plane) awaitQueued(g replication.GroupID) bool {
+	rep := p.cl.replicaOf(g)
+	if rep == nil || !p.cl.pending(rep) {
 		return true
 	}
-	deadline := time.Now().Add(proposeTimeout)
-	for part.queued.Load() > 0 {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(purgeRetry)
-	}
-	return true
+	ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
+	defer cancel()
+	return p.cl.awaitSettled(ctx, func() bool { return !p.cl.pending(rep) }) == nil
 }

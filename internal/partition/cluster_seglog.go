@@ -62,12 +62,14 @@ type segLog struct {
 	inner replication.LogStorage
 	part  *storage.Partition
 	// purgeNow executes the committed purge at index (see above).
-	purgeNow func(index uint64) error
+	purgeNow func(index, id uint64) error
 
 	mu sync.Mutex
 	// pendingPurge is the index of the last purge entry appended and not
 	// yet executed here (0: none).
 	pendingPurge uint64
+	// pendingID is that purge's identity.
+	pendingID uint64
 	// purgedAt returns the index of the last purge executed here.
 	purgedAt func() uint64
 	// sealing returns this node's key tag for the partition and the
@@ -96,7 +98,7 @@ var errForeignStored = errors.New("partition: a raft entry arrived without its b
 const segCacheBytes = 16 << 20
 
 // openSegLog wraps inner over part and reconciles them (see segLog).
-func openSegLog(inner replication.LogStorage, part *storage.Partition, purgedAt func() uint64, purgeNow func(uint64) error) (*segLog, error) {
+func openSegLog(inner replication.LogStorage, part *storage.Partition, purgedAt func() uint64, purgeNow func(index, id uint64) error) (*segLog, error) {
 	s := &segLog{inner: inner, part: part, purgeNow: purgeNow, purgedAt: purgedAt}
 	s.cache.max = segCacheBytes
 	if err := s.reconcile(); err != nil {
@@ -111,6 +113,8 @@ type segMark struct {
 	index uint64
 	purge bool
 	end   uint64
+	// id is a purge's identity.
+	id uint64
 }
 
 // lastMark scans the inner log back from hi for the last stored batch or
@@ -120,7 +124,7 @@ func (s *segLog) lastMark(hi uint64) (segMark, bool, error) {
 	found := false
 	err := forEntriesBack(s.inner, hi, func(e *raftpb.Entry) (bool, error) {
 		if isPurge(e) {
-			m, found = segMark{index: e.GetIndex(), purge: true}, true
+			m, found = segMark{index: e.GetIndex(), purge: true, id: purgeIDOf(e.GetData())}, true
 		} else if b, ok := storedHeader(e); ok {
 			m, found = segMark{index: e.GetIndex(), end: b.end()}, true
 		}
@@ -157,7 +161,7 @@ func (s *segLog) reconcile() error {
 				break
 			}
 			if s.pendingPurge == 0 {
-				s.pendingPurge = m.index
+				s.pendingPurge, s.pendingID = m.index, m.id
 			}
 			hi = m.index - 1
 			continue
@@ -170,7 +174,7 @@ func (s *segLog) reconcile() error {
 		// Empty segments under a purge not recorded as executed: the
 		// process died between the purge and its record (only a purge
 		// empties a partition to offset 0). Record it now.
-		if err := s.purgeNow(s.pendingPurge); err != nil {
+		if err := s.purgeNow(s.pendingPurge, s.pendingID); err != nil {
 			return fmt.Errorf("complete the purge at %d: %w", s.pendingPurge, err)
 		}
 		s.pendingPurge, expect = 0, 0
@@ -422,7 +426,7 @@ func (s *segLog) store(e *raftpb.Entry, deferred bool) (h *raftpb.Entry, seq uin
 	}
 	switch d[0] {
 	case entryPurge:
-		s.pendingPurge = e.GetIndex()
+		s.pendingPurge, s.pendingID = e.GetIndex(), purgeIDOf(d)
 		return e, 0, nil
 	case entrySend:
 	default:
@@ -436,7 +440,7 @@ func (s *segLog) store(e *raftpb.Entry, deferred bool) (h *raftpb.Entry, seq uin
 	}
 	if s.pendingPurge != 0 {
 		if s.pendingPurge > s.purgedAt() { // not applied here yet
-			if err := s.purgeNow(s.pendingPurge); err != nil {
+			if err := s.purgeNow(s.pendingPurge, s.pendingID); err != nil {
 				return nil, 0, fmt.Errorf("execute the committed purge at %d: %w", s.pendingPurge, err)
 			}
 		}

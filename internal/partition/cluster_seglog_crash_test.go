@@ -116,7 +116,7 @@ func TestSegLogCrashAfterSuffixCut(t *testing.T) {
 	part, inner := f.reopenRaw(t)
 	defer part.Close()
 	defer inner.Close()
-	_, err := openSegLog(inner, part, func() uint64 { return 0 }, func(uint64) error { return nil })
+	_, err := openSegLog(inner, part, func() uint64 { return 0 }, func(uint64, uint64) error { return nil })
 	if err != nil {
 		t.Errorf("reopen after a crash in the middle of a suffix replacement: %v", err)
 	}

@@ -56,7 +56,7 @@ func (f *segFixture) open() {
 	if f.inner, err = raftlog.Open(f.dir+"/raft", raftlog.Options{}); err != nil {
 		f.t.Fatal(err)
 	}
-	f.seg, err = openSegLog(f.inner, f.part, func() uint64 { return f.purgedAt }, func(i uint64) error {
+	f.seg, err = openSegLog(f.inner, f.part, func() uint64 { return f.purgedAt }, func(i, _ uint64) error {
 		f.purges = append(f.purges, i)
 		f.purgedAt = i
 		return f.part.Purge()

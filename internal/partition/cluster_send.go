@@ -153,7 +153,7 @@ func (p *Plane) sendCluster(x *dispatch.Exchange, streamID, topicID, pid uint32,
 		x.Deny(code)
 		return
 	}
-	if !p.awaitQueued(part) {
+	if !p.awaitQueued(g) {
 		x.Deny(wire.ErrTransientNotAccepted.Code)
 		return
 	}
@@ -232,7 +232,7 @@ func (p *Plane) offsetCluster(x *dispatch.Exchange, t target, ack wire.OffsetAck
 		x.Deny(code)
 		return
 	}
-	if !p.awaitQueued(part) {
+	if !p.awaitQueued(g) {
 		x.Deny(wire.ErrTransientNotAccepted.Code)
 		return
 	}

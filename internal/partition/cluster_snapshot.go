@@ -44,7 +44,7 @@ func (p *Plane) SnapshotReplicated(g replication.GroupID) ([]byte, error) {
 	_, ts := rep.part.log.Tail()
 	// On the loop at the applied index: the live window is the window
 	// there.
-	return partSnapshot{next: next, ts: ts, offsets: rep.part.log.Offsets().All(), window: rep.part.exportWindow()}.encode(), nil
+	return partSnapshot{next: next, ts: ts, purge: rep.purgeID.Load(), offsets: rep.part.log.Offsets().All(), window: rep.part.exportWindow()}.encode(), nil
 }
 
 // RestoreReplicated moves the partition to a snapshot's position (see the
@@ -83,6 +83,11 @@ func (p *Plane) RestoreReplicated(g replication.GroupID, index uint64, data []by
 		}
 	}
 	if err := restoreOffsets(part.log.Offsets(), s.offsets); err != nil {
+		return fmt.Errorf("restore group %d at index %d: %w", g, index, err)
+	}
+	// The purges the snapshot covers are applied here now: a later
+	// proposal of one of them is a no-op, and none is wanted any more.
+	if err := p.adoptPurge(rep, s.purge); err != nil {
 		return fmt.Errorf("restore group %d at index %d: %w", g, index, err)
 	}
 	if s.window != nil {

@@ -63,6 +63,13 @@ type stampLog struct {
 	purging uint64
 	// lastApplied is the last index applied.
 	lastApplied uint64
+	// purgeSeen is the highest purge identity among the unapplied purge
+	// entries in the log or accepted; purgeDone (set by the group's
+	// start; nil: none) returns the highest applied here. prepare refuses
+	// a purge at or below either (errPurgeKnown): the same purge is never
+	// twice in a leader's log.
+	purgeSeen uint64
+	purgeDone func() uint64
 }
 
 // newStampLog wraps st and computes the initial tail: from the last batch
@@ -169,6 +176,9 @@ func (s *stampLog) appendWith(entries []*raftpb.Entry, store func([]*raftpb.Entr
 				return err
 			}
 		}
+		if err := s.rescanPurgeSeen(from - 1); err != nil {
+			return err
+		}
 	}
 	s.bindInflight(entries)
 	s.bindPurge(entries)
@@ -212,6 +222,7 @@ func (s *stampLog) ApplySnapshot(snap *raftpb.Snapshot) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.purging = 0
+	s.purgeSeen = 0
 	clear(s.inflight)
 	s.lastApplied = max(s.lastApplied, snap.GetMetadata().GetIndex())
 	s.replayed = true
@@ -296,10 +307,15 @@ func (s *stampLog) prepare(data []byte) (func(), error) {
 		batch.Stamp(uint64(s.pid), base, ts)
 		return func() { bind(); s.setMark(markBatch, base+uint64(count), ts) }, nil
 	case entryPurge:
+		id := purgeIDOf(data)
+		if id != 0 && s.purgeKnown(id) {
+			return nil, errPurgeKnown
+		}
 		return func() {
 			s.setMark(markPurge, 0, 0)
 			s.mu.Lock()
 			s.purging = inflightUnbound
+			s.purgeSeen = max(s.purgeSeen, id)
 			s.mu.Unlock()
 		}, nil
 	}

@@ -33,7 +33,7 @@ func TestEntryRoundTrip(t *testing.T) {
 		{kind: entryOffsetStore, windowed: true, origin: 1, nonce: 2, key: key, consumer: 2, id: 5, offset: 6},
 		{kind: entryOffsetAdvance, consumer: 1, id: 5, offset: 6},
 		{kind: entryOffsetDelete, consumer: 1, id: 5},
-		{kind: entryPurge, origin: 3},
+		{kind: entryPurge, origin: 3, purgeID: 11},
 	} {
 		out, err := decodeEntry(in.encode())
 		if err != nil {
@@ -41,9 +41,18 @@ func TestEntryRoundTrip(t *testing.T) {
 		}
 		if out.kind != in.kind || out.windowed != in.windowed || out.origin != in.origin || out.nonce != in.nonce ||
 			out.key != in.key || out.count != in.count || out.base != in.base || out.ts != in.ts ||
-			!bytes.Equal(out.rec, in.rec) || out.consumer != in.consumer || out.id != in.id || out.offset != in.offset {
+			!bytes.Equal(out.rec, in.rec) || out.consumer != in.consumer || out.id != in.id || out.offset != in.offset ||
+			out.purgeID != in.purgeID {
 			t.Fatalf("round trip %+v -> %+v", in, out)
 		}
+	}
+	// A purge entry from before identities (the header alone) is identity 0.
+	legacy := (&entry{kind: entryPurge, origin: 3, purgeID: 11}).encode()[:entryCommonLen]
+	if out, err := decodeEntry(legacy); err != nil || out.kind != entryPurge || out.purgeID != 0 {
+		t.Fatalf("legacy purge entry: %+v, %v", out, err)
+	}
+	if _, err := decodeEntry(append(legacy, 1)); !errors.Is(err, errBadEntry) {
+		t.Fatalf("purge entry of %d bytes: %v", entryCommonLen+1, err)
 	}
 	for _, bad := range [][]byte{nil, make([]byte, entryCommonLen), append([]byte{entrySend, entryVersion}, make([]byte, entrySendLen)...)} {
 		if _, err := decodeEntry(bad); !errors.Is(err, errBadEntry) {
@@ -336,5 +345,42 @@ func TestStampLogInflight(t *testing.T) {
 	// Entries without a window key are never refused as in flight.
 	if _, err := s.prepare((&entry{kind: entryOffsetAdvance}).encode()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStampLogPurgeIdentity: prepare refuses a purge identity that is in
+// the log unapplied, accepted, or applied; once a conflicting append
+// replaced the entry holding it, it may be proposed again.
+func TestStampLogPurgeIdentity(t *testing.T) {
+	s, err := newStampLog(replication.NewMemoryLog(), 0, time.Now, func() (uint64, uint64) { return 0, 0 }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := uint64(3)
+	s.purgeDone = func() uint64 { return done }
+	purge := func(id uint64) []byte { return (&entry{kind: entryPurge, purgeID: id}).encode() }
+	if _, err := s.prepare(purge(3)); !errors.Is(err, errPurgeKnown) {
+		t.Fatalf("applied identity 3: %v", err)
+	}
+	if err := s.Append([]*raftpb.Entry{raftEntry(1, 1, nil), raftEntry(2, 1, purge(5))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.prepare(purge(5)); !errors.Is(err, errPurgeKnown) {
+		t.Fatalf("identity 5 in the log: %v", err)
+	}
+	// A new leader's log replaces index 2: identity 5 is gone from it.
+	if err := s.Append([]*raftpb.Entry{raftEntry(2, 2, nil)}); err != nil {
+		t.Fatal(err)
+	}
+	accepted, err := s.prepare(purge(5))
+	if err != nil {
+		t.Fatalf("identity 5 after its entry was replaced: %v", err)
+	}
+	accepted()
+	if _, err := s.prepare(purge(5)); !errors.Is(err, errPurgeKnown) {
+		t.Fatalf("identity 5 accepted: %v", err)
+	}
+	if _, err := s.prepare(purge(0)); err != nil {
+		t.Fatalf("a purge without identity: %v", err)
 	}
 }

@@ -161,7 +161,7 @@ func TestClusterThreeReplicas(t *testing.T) {
 	// Purge is a metadata effect on every node; it goes through the
 	// partition log, so offsets restart at 0 on every replica.
 	for _, nd := range survivors {
-		if err := nd.plane.PurgeTopic(clusterRef); err != nil {
+		if err := nd.plane.PurgeTopic(purgeRef(1)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -244,7 +244,7 @@ func TestClusterRestartReplaysIdempotently(t *testing.T) {
 	if st, base := csend(t, p, client, 3, sendBody(t, clusterRef, 3, "x")); st != 0 || base != -1 {
 		t.Fatalf("retry after restart: status %d base %d", st, base)
 	}
-	if err := p.PurgeTopic(clusterRef); err != nil {
+	if err := p.PurgeTopic(purgeRef(1)); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "purge", func() bool { return messages(p) == 0 })

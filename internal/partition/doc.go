@@ -75,11 +75,14 @@
 // With Options.Replicator set, every partition is one raft group on the
 // replication host, id GroupID(topic, partition) = incarnation<<24 |
 // partition id (cluster*.go, docs/CLUSTER.md §6). catalog.Data calls may
-// run on the host's loop, so group creation (CreatePartitions), removal
-// (DeletePartitions, DeleteTopic) and purge proposals are queued to one
-// worker goroutine and run in order; nothing the plane calls from the
-// loop (ApplyReplicated, SnapshotReplicated, RestoreReplicated, the
-// Prepare hook and the wrapped log storage) blocks on the host.
+// run on the host's loop, so group creation (CreatePartitions) and
+// removal (DeletePartitions, DeleteTopic) are queued to one worker
+// goroutine and run in order, and purges and group-offset deletions are
+// only recorded as wanted, for the keeper goroutine of the group's leader
+// to propose (cluster_purge.go, cluster_keeper.go); nothing the plane
+// calls from the loop (ApplyReplicated, SnapshotReplicated,
+// RestoreReplicated, the Prepare hook and the wrapped log storage) blocks
+// on the host.
 //
 // Writes are accepted by the group's leader only (58 elsewhere). The
 // leader proposes a small header plus the batch as received; the group's

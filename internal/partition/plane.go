@@ -127,11 +127,6 @@ type partition struct {
 	winCond  sync.Cond
 	inflight map[windowKey]struct{}
 	waiters  int
-
-	// queued counts the partition-log entries a metadata command queued
-	// for this partition (purge, deletion of a group's offsets) that have
-	// not applied here yet (cluster mode, cluster_purge.go).
-	queued atomic.Int32
 }
 
 type windowKey struct {
@@ -235,8 +230,12 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 	}
 	tp.ref.Settings = t.Settings
 	var errs []error
+	wanted := false
 	for _, id := range ids {
-		if _, ok := tp.parts[id]; ok {
+		if part, ok := tp.parts[id]; ok {
+			// Open already (a metadata snapshot restored): a purge it
+			// names may be new.
+			wanted = p.wantPurge(t, part) || wanted
 			continue
 		}
 		part := &partition{id: id, dir: p.PartitionDir(t, id), window: session.NewPartitionWindow(p.opts.WindowClients), inflight: map[windowKey]struct{}{}}
@@ -262,7 +261,11 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 		tp.parts[id] = part
 		if p.cl != nil {
 			p.addReplica(tp.ref, part)
+			wanted = p.wantPurge(t, part) || wanted
 		}
+	}
+	if wanted {
+		p.kickKeeper()
 	}
 	return errors.Join(errs...)
 }
@@ -492,6 +495,7 @@ func (p *Plane) Close() error {
 	p.wg.Wait()
 	if p.cl != nil {
 		p.cl.ops.close()
+		p.stopKeeper()
 	}
 	var errs []error
 	for _, tp := range topics {
