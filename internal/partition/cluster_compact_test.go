@@ -9,6 +9,39 @@ import (
 	"github.com/iggo-dev/iggo/wire"
 )
 
+// compactWhileDown runs with node 2 down (segments of one batch each,
+// 12 messages on the live nodes after 3 more sends of 2): it removes the 4
+// oldest segments on nodes 0 and 1, which compacts their raft logs past
+// what node 2 holds, and brings node 2 back.
+func compactWhileDown(t *testing.T, net *testNet, nodes []*testNode, g replication.GroupID, send func(int)) {
+	t.Helper()
+	for range 3 {
+		send(2)
+	}
+	for _, nd := range nodes[:2] {
+		eventually(t, 5*time.Second, "batches on the two live nodes", func() bool { return messages(nd.plane) == 12 })
+	}
+	first, err := nodes[0].plane.cl.replicaOf(g).seg.FirstIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nd := range nodes[:2] {
+		if err := nd.plane.DeleteSegments(clusterRef, 0, 4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, nd := range nodes[:2] {
+		part := nd.plane.lookup(clusterRef.Incarnation, 0)
+		eventually(t, 5*time.Second, "segments removed", func() bool { f, _ := part.log.Bounds(); return f == 8 })
+	}
+	if now, err := nodes[0].plane.cl.replicaOf(g).seg.FirstIndex(); err != nil || now <= first {
+		t.Fatalf("raft log not compacted before its segments went: first index %d, before %d (%v)", now, first, err)
+	}
+	net.mu.Lock()
+	delete(net.down, 2)
+	net.mu.Unlock()
+}
+
 // TestClusterCompactionCatchUp: removing segments compacts the raft log
 // past them first; a replica that was down while that happened catches
 // up from the snapshot (restarting empty at the first retained offset)
@@ -36,31 +69,7 @@ func TestClusterCompactionCatchUp(t *testing.T) {
 		eventually(t, 5*time.Second, "first batches everywhere", func() bool { return messages(nd.plane) == 6 })
 	}
 	net.setDown(2)
-	for range 3 {
-		send(2)
-	}
-	for _, nd := range nodes[:2] {
-		eventually(t, 5*time.Second, "batches on the two live nodes", func() bool { return messages(nd.plane) == 12 })
-	}
-	first, err := nodes[0].plane.cl.replicaOf(g).seg.FirstIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, nd := range nodes[:2] {
-		if err := nd.plane.DeleteSegments(clusterRef, 0, 4); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, nd := range nodes[:2] {
-		part := nd.plane.lookup(clusterRef.Incarnation, 0)
-		eventually(t, 5*time.Second, "segments removed", func() bool { f, _ := part.log.Bounds(); return f == 8 })
-	}
-	if now, err := nodes[0].plane.cl.replicaOf(g).seg.FirstIndex(); err != nil || now <= first {
-		t.Fatalf("raft log not compacted before its segments went: first index %d, before %d (%v)", now, first, err)
-	}
-	net.mu.Lock()
-	delete(net.down, 2)
-	net.mu.Unlock()
+	compactWhileDown(t, net, nodes, g, send)
 	send(2)
 	want := pollAll(t, nodes[0].plane, clusterRef)
 	part2 := nodes[2].plane.lookup(clusterRef.Incarnation, 0)

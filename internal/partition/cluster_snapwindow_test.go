@@ -53,31 +53,7 @@ func TestClusterWindowSurvivesSnapshot(t *testing.T) {
 	if st, base := csend(t, nodes[0].plane, retrier, 1, first); st != 0 || base != 4 {
 		t.Fatalf("first send: status %d base %d", st, base)
 	}
-	for range 3 {
-		send(2)
-	}
-	for _, nd := range nodes[:2] {
-		eventually(t, 5*time.Second, "batches on the two live nodes", func() bool { return messages(nd.plane) == 12 })
-	}
-	compacted, err := nodes[0].plane.cl.replicaOf(g).seg.FirstIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, nd := range nodes[:2] {
-		if err := nd.plane.DeleteSegments(clusterRef, 0, 4); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, nd := range nodes[:2] {
-		part := nd.plane.lookup(clusterRef.Incarnation, 0)
-		eventually(t, 5*time.Second, "segments removed", func() bool { f, _ := part.log.Bounds(); return f == 8 })
-	}
-	if now, err := nodes[0].plane.cl.replicaOf(g).seg.FirstIndex(); err != nil || now <= compacted {
-		t.Fatalf("raft log not compacted: first index %d, before %d (%v)", now, compacted, err)
-	}
-	net.mu.Lock()
-	delete(net.down, 2)
-	net.mu.Unlock()
+	compactWhileDown(t, net, nodes, g, send)
 	send(2)
 	part2 := nodes[2].plane.lookup(clusterRef.Incarnation, 0)
 	eventually(t, 10*time.Second, "the lagging replica caught up from the snapshot", func() bool {
