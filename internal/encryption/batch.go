@@ -130,3 +130,26 @@ func (c *Cipher) DecryptBatch(dst, rec []byte) ([]byte, error) {
 	binary.LittleEndian.PutUint64(plain[wire.BatchOffChecksum:], wire.BatchChecksum(plain))
 	return out, nil
 }
+
+// VerifyBatch reports whether rec, a stored batch as EncryptBatch makes
+// it, was sealed with this key: it opens the first message's payload
+// (its plaintext is discarded). ErrAuth means another key; ErrLayout a
+// record that is not a sealed batch. One AEAD open per batch, whatever
+// its size: a cluster node checks this way that the leader's key is its
+// own before it stores the leader's ciphertext.
+func (c *Cipher) VerifyBatch(rec []byte) error {
+	v, rest, err := wire.ParseBatch(rec)
+	if err != nil || len(rest) != 0 {
+		return ErrLayout
+	}
+	it := v.Messages()
+	m, ok := it.Next()
+	if !ok {
+		return ErrLayout
+	}
+	buf := c.GetBuffer()
+	defer c.PutBuffer(buf)
+	out, err := c.Open((*buf)[:0], m.Payload())
+	*buf = out[:0]
+	return err
+}

@@ -231,3 +231,30 @@ func TestBatchAllocations(t *testing.T) {
 	}
 	c.PutBuffer(bufp)
 }
+
+// TestVerifyBatch: a batch sealed with this key verifies; one sealed with
+// another key is ErrAuth; a plaintext batch does not verify; a record
+// that is no batch is ErrLayout.
+func TestVerifyBatch(t *testing.T) {
+	c := testCipher(t, 1)
+	plain := testBatch(t, 3, 40)
+	enc, err := c.EncryptBatch(nil, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.VerifyBatch(enc); err != nil {
+		t.Fatalf("own key: %v", err)
+	}
+	if err := testCipher(t, 9).VerifyBatch(enc); !errors.Is(err, ErrAuth) {
+		t.Fatalf("other key: %v, want ErrAuth", err)
+	}
+	if err := c.VerifyBatch(plain); err == nil {
+		t.Fatal("a plaintext batch verified")
+	}
+	if err := c.VerifyBatch(enc[:10]); !errors.Is(err, ErrLayout) {
+		t.Fatalf("truncated record: %v, want ErrLayout", err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = c.VerifyBatch(enc) }); n != 0 {
+		t.Fatalf("VerifyBatch allocates %.1f times per call", n)
+	}
+}

@@ -90,6 +90,12 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		}
 		return 0, ^uint64(0)
 	}
+	seg.verify = func(rec []byte) error {
+		if c := part.crypt; c != nil {
+			return c.cipher.VerifyBatch(rec)
+		}
+		return nil
+	}
 	stamp, err := newStampLog(seg, part.id, p.opts.Clock, part.log.Tail, part.inWindow)
 	if err != nil {
 		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)

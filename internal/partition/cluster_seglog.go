@@ -75,8 +75,11 @@ type segLog struct {
 	// sealing returns this node's key tag for the partition and the
 	// offset from which it stores sealed batches (tag 0: plaintext).
 	sealing func() (tag uint8, from uint64)
-	cache   entryCache
-	buf     []*raftpb.Entry
+	// verify, when set, checks that a sealed batch opens with this node's
+	// key (encryption.Cipher.VerifyBatch); nil without encryption.
+	verify func(rec []byte) error
+	cache  entryCache
+	buf    []*raftpb.Entry
 	// reads counts batches read back from the segment (tests).
 	reads atomic.Uint64
 }
@@ -454,6 +457,12 @@ func (s *segLog) store(e *raftpb.Entry, deferred bool) (h *raftpb.Entry, seq uin
 		tag, from := s.sealing()
 		if got := d[3]; got != tag && (got != 0 || base >= from) {
 			return nil, 0, fmt.Errorf("%w: batch at offset %d has key tag %d, this node's is %d", errKeyMismatch, base, got, tag)
+		}
+	}
+	if d[3] != 0 && s.verify != nil {
+		// The tag matches; the key itself must too (the tag is one byte).
+		if err := s.verify(rec); err != nil {
+			return nil, 0, fmt.Errorf("%w: batch at offset %d does not open with this node's key: %w", errKeyMismatch, base, err)
 		}
 	}
 	if deferred {

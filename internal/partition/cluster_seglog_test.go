@@ -8,6 +8,7 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/iggo-dev/iggo/internal/encryption"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/replication/raftlog"
 	"github.com/iggo-dev/iggo/internal/storage"
@@ -339,5 +340,33 @@ func TestSegLogKeyTag(t *testing.T) {
 	}
 	if f.tail() != 5 {
 		t.Fatalf("tail %d: a refused batch was stored", f.tail())
+	}
+}
+
+// TestSegLogKeyCheck: a sealed batch whose key tag matches this node's is
+// still refused when it does not open with this node's key (a different
+// key with the same one-byte tag); one sealed with this node's key is
+// stored.
+func TestSegLogKeyCheck(t *testing.T) {
+	f := newSegFixture(t)
+	own, other := testCipher(t, 1), testCipher(t, 9)
+	f.seg.sealing = func() (uint8, uint64) { return 5, 0 }
+	f.seg.verify = own.VerifyBatch
+	sealed := func(c *encryption.Cipher, base uint64, n int) []byte {
+		d := stampedSend(t, base, n)
+		enc, err := c.EncryptBatch(nil, d[entrySendLen:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := append(bytes.Clone(d[:entrySendLen]), enc...)
+		out[3] = 5
+		return out
+	}
+	f.append(raftEntry(1, 1, sealed(own, 0, 2)))
+	if err := f.seg.Append([]*raftpb.Entry{raftEntry(2, 1, sealed(other, 2, 1))}); !errors.Is(err, errKeyMismatch) {
+		t.Fatalf("batch sealed with another key under the same tag: %v", err)
+	}
+	if f.tail() != 2 {
+		t.Fatalf("tail %d: the refused batch was stored", f.tail())
 	}
 }

@@ -133,8 +133,9 @@ func (p *Plane) resetCrypt(part *partition) error {
 
 // keyTag is a one-byte tag of c's key fingerprint, never 0 (0 marks a
 // plaintext batch in a partition log entry): a replica checks that the
-// leader sealed a batch with the key it holds itself (a different key is
-// caught with probability 255/256; a key on one side only always).
+// leader sealed a batch with the key it holds itself. A key on one side
+// only, and most other keys, differ in the tag; a batch whose tag matches
+// is opened once more (segLog.verify), which catches the rest.
 func keyTag(c *encryption.Cipher) uint8 {
 	return uint8(xxh3.HashString(c.Fingerprint())%255) + 1
 }
