@@ -214,6 +214,20 @@ func (h *Harness) WaitLeader(timeout time.Duration) int {
 	return l
 }
 
+// DialLeader waits for a leader (up to 30 s), logs in there as root and
+// returns the connection (the caller closes it) and the leader.
+func (h *Harness) DialLeader() (*local.Conn, int) {
+	h.t.Helper()
+	leader := h.WaitLeader(30 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := local.DialLogin(ctx, h.Addr(leader))
+	if err != nil {
+		h.t.Fatalf("log in on leader node %d: %v", leader, err)
+	}
+	return c, leader
+}
+
 // Metadata asks node i for GET_CLUSTER_METADATA.
 func (h *Harness) Metadata(i int) (wire.ClusterMetadata, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

@@ -3,11 +3,9 @@
 package clustertest
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/iggo-dev/iggo/internal/clusterinfo/local"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -19,13 +17,7 @@ func TestPollRightAfterPurge(t *testing.T) {
 	h := StartCluster(t, 3)
 	const partitions = 3
 	w := NewWorkload(t, h, partitions)
-	leader := h.WaitLeader(30 * time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := local.DialLogin(ctx, h.Addr(leader))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, _ := h.DialLeader()
 	defer c.Close()
 	id := uint64(1)
 	for round := range 5 {

@@ -38,13 +38,7 @@ type Workload struct {
 func NewWorkload(t testing.TB, h *Harness, partitions uint32) *Workload {
 	t.Helper()
 	w := &Workload{h: h, History: NewHistory(), Stream: wire.NamedID("s"), Topic: wire.NamedID("t"), Partitions: partitions, stop: make(chan struct{})}
-	leader := h.WaitLeader(30 * time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := local.DialLogin(ctx, h.Addr(leader))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, leader := h.DialLeader()
 	defer c.Close()
 	if _, err := c.Command(wire.OpCreateStream, &wire.CreateStream{Name: "s"}); err != nil {
 		t.Fatalf("create stream on leader node %d: %v", leader, err)
