@@ -26,12 +26,23 @@ func (s *Server) authenticate(r *http.Request) (*credential, *apiError) {
 		return nil, codeError(wire.ErrAccessTokenMissing.Code)
 	}
 	if cl, err := s.tokens.Verify(raw); err == nil {
-		if s.revoked.Revoked(cl) {
+		if s.revoked.Revoked(cl) || !s.passwordUnchanged(cl) {
 			return nil, codeError(wire.ErrUnauthenticated.Code)
 		}
 		return &credential{key: "jwt:" + cl.JTI, user: cl.User, expiry: time.Unix(cl.Expiry, 0), jti: cl.JTI, exp: cl.Expiry}, nil
 	}
 	return s.patCredential(raw)
+}
+
+// passwordUnchanged reports whether a token's user still has the password
+// it had when the token was issued (PasswordStamp; tokens without the
+// claim pass). A user that no longer exists fails.
+func (s *Server) passwordUnchanged(cl Claims) bool {
+	if cl.PasswordStamp == "" {
+		return true
+	}
+	u, ok := s.authn.Store().UserByID(cl.User)
+	return ok && PasswordStamp(u.PasswordHash) == cl.PasswordStamp
 }
 
 // patCredential accepts a raw PAT as a bearer (expired or owner inactive:
@@ -76,7 +87,11 @@ type identityInfo struct {
 }
 
 func (s *Server) identity(user auth.UserID) (identityInfo, error) {
-	t, err := s.tokens.Issue(user)
+	stamp := ""
+	if u, ok := s.authn.Store().UserByID(user); ok {
+		stamp = PasswordStamp(u.PasswordHash)
+	}
+	t, err := s.tokens.IssueStamped(user, stamp)
 	if err != nil {
 		return identityInfo{}, err
 	}

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/iggo-dev/iggo/internal/auth"
 )
 
 // fakeCluster names a fixed leader.
@@ -134,5 +136,44 @@ func TestRelayOverTLSChecksTheChain(t *testing.T) {
 	s.forward = newForwarder(true, pemFile)
 	if w := relayedPost(t, s, tok); w.Code != 204 || calls.Load() != 1 {
 		t.Fatalf("trusted leader: %d %s after %d leader calls", w.Code, w.Body, calls.Load())
+	}
+}
+
+// TestTokenEndsWithPasswordChange: a token carries its user's password
+// stamp; once the stored password hash changes (through any protocol, on
+// any node: the store is replicated metadata) the token is refused, while
+// a token without the claim is still accepted.
+func TestTokenEndsWithPasswordChange(t *testing.T) {
+	s := testServer(t, defaultHTTP(), time.Now)
+	store := s.authn.Store().(*auth.MemStore)
+	root, ok := store.UserByName("iggy")
+	if !ok {
+		t.Fatal("no root user")
+	}
+	id, err := s.identity(root.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := s.tokens.Issue(root.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(token string) int {
+		req := httptest.NewRequest("GET", "/config", nil) // 404 once authenticated: no configuration given
+		req.Header.Set("Authorization", "Bearer "+token)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		return w.Code
+	}
+	if c := get(id.AccessToken.Token); c != 404 {
+		t.Fatalf("fresh token: %d", c)
+	}
+	root.PasswordHash += "x" // a new hash, as a password change stores
+	store.PutUser(root)
+	if c := get(id.AccessToken.Token); c != 401 {
+		t.Fatalf("token after the password changed: %d, want 401", c)
+	}
+	if c := get(plain.Token); c != 404 {
+		t.Fatalf("token without a password stamp: %d", c)
 	}
 }

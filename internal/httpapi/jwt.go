@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
+	"github.com/zeebo/blake3"
 
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/config"
@@ -116,6 +118,27 @@ type Claims struct {
 	// UUIDv7 jti (finer than iat, so a revocation at a given instant can
 	// tell tokens issued just before it from those issued just after).
 	IssuedMillis int64
+	// PasswordStamp is the pwv claim: PasswordStamp of the user's password
+	// hash when the token was issued ("" in tokens without one).
+	PasswordStamp string
+}
+
+// tokenClaims are the registered claims plus pwv.
+type tokenClaims struct {
+	jwt.RegisteredClaims
+	PWV string `json:"pwv,omitempty"`
+}
+
+// PasswordStamp is a short fingerprint of a stored password hash (16 hex
+// digits of BLAKE3 over it). A token carries the one of its user's
+// password at issue (claim pwv); the server refuses it once the user's
+// stored hash has another stamp, so a password change, made through
+// either protocol on any node of a cluster (the hash is replicated
+// metadata, salted anew on every change), ends the user's earlier tokens
+// everywhere.
+func PasswordStamp(passwordHash string) string {
+	sum := blake3.Sum256([]byte("iggo http pwv\x00" + passwordHash))
+	return hex.EncodeToString(sum[:8])
 }
 
 // Tokens signs and verifies the server's JWTs (http-api.md §3).
@@ -139,7 +162,11 @@ func NewTokens(s JWTSettings, now func() time.Time, rnd io.Reader) *Tokens {
 
 // Issue signs a new token for user: header {typ, alg}, claims jti
 // (UUIDv7), iss, aud (one string), sub (decimal user id), iat, nbf, exp.
-func (t *Tokens) Issue(user auth.UserID) (Issued, error) {
+func (t *Tokens) Issue(user auth.UserID) (Issued, error) { return t.IssueStamped(user, "") }
+
+// IssueStamped is Issue with the pwv claim set to stamp (PasswordStamp of
+// the user's password hash; none when empty).
+func (t *Tokens) IssueStamped(user auth.UserID, stamp string) (Issued, error) {
 	now := t.now()
 	id, err := newV7(now, t.rnd)
 	if err != nil {
@@ -155,6 +182,9 @@ func (t *Tokens) Issue(user auth.UserID) (Issued, error) {
 		"iat": iat,
 		"nbf": iat + int64(t.s.NotBefore/time.Second),
 		"exp": exp,
+	}
+	if stamp != "" {
+		claims["pwv"] = stamp
 	}
 	tok := jwt.NewWithClaims(t.s.Method, claims)
 	signed, err := tok.SignedString(t.s.Key)
@@ -211,8 +241,9 @@ func (t *Tokens) Verify(raw string) (Claims, error) {
 		jwt.WithAudience(t.s.ValidAudiences...),
 		jwt.WithTimeFunc(t.now),
 	)
-	var rc jwt.RegisteredClaims
-	tok, err := p.ParseWithClaims(raw, &rc, func(*jwt.Token) (any, error) { return t.s.Key, nil })
+	var tc tokenClaims
+	tok, err := p.ParseWithClaims(raw, &tc, func(*jwt.Token) (any, error) { return t.s.Key, nil })
+	rc := &tc.RegisteredClaims
 	if err != nil || !tok.Valid {
 		return Claims{}, fmt.Errorf("%w: %v", errTokenInvalid, err)
 	}
@@ -227,7 +258,7 @@ func (t *Tokens) Verify(raw string) (Claims, error) {
 	if !ok {
 		return Claims{}, fmt.Errorf("%w: jti is not a UUIDv7", errTokenInvalid)
 	}
-	return Claims{JTI: rc.ID, User: auth.UserID(sub), Expiry: rc.ExpiresAt.Unix(), IssuedMillis: ms}, nil
+	return Claims{JTI: rc.ID, User: auth.UserID(sub), Expiry: rc.ExpiresAt.Unix(), IssuedMillis: ms, PasswordStamp: tc.PWV}, nil
 }
 
 func contains(list []string, s string) bool {

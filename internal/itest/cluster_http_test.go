@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/iggo-dev/iggo/internal/config"
+	"github.com/iggo-dev/iggo/wire"
 )
 
 // startHTTPCluster starts n cluster members with the HTTP API on roster
@@ -71,6 +73,19 @@ func TestClusterHTTP(t *testing.T) {
 	}
 	follower.ok(200, nil, "GET", "/streams", nil) // serializable: served locally
 	leader.ok(200, nil, "GET", "/streams?consistency=linearizable", nil)
+
+	// A password change through the binary protocol on the leader ends
+	// the token the follower issued, on the follower too.
+	c := tc.nodes[0].Dial(t)
+	c.LoginRoot()
+	ExpectOK(t, c.Command(wire.OpChangePassword, &wire.ChangePassword{UserID: wire.NamedID(RootUsername), CurrentPassword: RootPassword, NewPassword: "another-root-password"}))
+	deadline := time.Now().Add(5 * time.Second)
+	for follower.do("GET", "/streams", nil).Status != http.StatusUnauthorized {
+		if time.Now().After(deadline) {
+			t.Fatal("the follower still accepts a token issued before the password change")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // TestClusterHTTPWithoutSharedKey: without cluster auth each node draws
