@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -28,6 +30,10 @@ func (l *Layout) PIDPath(i int) string { return filepath.Join(l.NodeDir(i), "ser
 // Start runs `bin server --config <node i config> --replica-id i` with the
 // root credentials in the environment (plus env, KEY=VALUE entries added
 // after the caller's own environment), output appended to the node's log.
+// Unless GOMAXPROCS is set (in the environment or env), each node gets
+// its share of this machine's CPUs (nodeProcs): the nodes of a local
+// cluster share one machine, and each runtime assuming it owns every CPU
+// costs them in spinning threads and wake-ups.
 func (l *Layout) Start(bin string, i int, env []string) (*Process, error) {
 	if err := os.MkdirAll(l.NodeDir(i), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", l.NodeDir(i), err)
@@ -42,6 +48,9 @@ func (l *Layout) Start(bin string, i int, env []string) (*Process, error) {
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "IGGY_ROOT_USERNAME="+RootUsername, "IGGY_ROOT_PASSWORD="+RootPassword)
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set && !hasKey(env, "GOMAXPROCS") {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(nodeProcs(runtime.NumCPU(), len(l.Nodes))))
+	}
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	ownProcessGroup(cmd)
@@ -125,4 +134,23 @@ func (p *Process) Stop(grace time.Duration) (killed bool, err error) {
 	case <-t.C:
 	}
 	return true, p.Kill()
+}
+
+// nodeProcs is each node's GOMAXPROCS when nodes share cpus: an equal
+// share, at least one.
+func nodeProcs(cpus, nodes int) int {
+	if nodes < 1 {
+		nodes = 1
+	}
+	return max(1, cpus/nodes)
+}
+
+// hasKey reports whether env (KEY=VALUE entries) sets key.
+func hasKey(env []string, key string) bool {
+	for _, e := range env {
+		if strings.HasPrefix(e, key+"=") {
+			return true
+		}
+	}
+	return false
 }
