@@ -227,6 +227,15 @@ func markOf(b []byte) (m entryMark, end, ts uint64) {
 	return markNone, 0, 0
 }
 
+// entryPurgeID is purgeIDOf of a raft entry's data (0 for any other
+// entry, membership changes included).
+func entryPurgeID(e *raftpb.Entry) uint64 {
+	if e.GetType() != raftpb.EntryNormal {
+		return 0
+	}
+	return purgeIDOf(e.GetData())
+}
+
 // purgeIDOf returns the identity of purge entry data (0: none).
 func purgeIDOf(b []byte) uint64 {
 	if len(b) < entryPurgeLen || b[0] != entryPurge || b[1] != entryVersion {

@@ -37,9 +37,7 @@ func (s *stampLog) seedInflight(last uint64) error {
 	}
 	err = forEntries(s.hdr, max(hs.GetCommit()+1, first), last, func(e *raftpb.Entry) (bool, error) {
 		s.bindInflight([]*raftpb.Entry{e})
-		if e.GetType() == raftpb.EntryNormal {
-			s.purgeSeen = max(s.purgeSeen, purgeIDOf(e.GetData()))
-		}
+		s.purgeSeen = max(s.purgeSeen, entryPurgeID(e))
 		return true, nil
 	})
 	if err != nil {
@@ -113,9 +111,7 @@ func (s *stampLog) applied(index uint64, data []byte) {
 func (s *stampLog) bindPurge(ents []*raftpb.Entry) {
 	s.mu.Lock()
 	for _, e := range ents {
-		if e.GetType() == raftpb.EntryNormal {
-			s.purgeSeen = max(s.purgeSeen, purgeIDOf(e.GetData()))
-		}
+		s.purgeSeen = max(s.purgeSeen, entryPurgeID(e))
 	}
 	s.mu.Unlock()
 	for i := len(ents) - 1; i >= 0; i-- {
@@ -172,9 +168,7 @@ func (s *stampLog) rescanPurgeSeen(hi uint64) error {
 	seen := uint64(0)
 	if from = max(from, first); from <= hi {
 		err = forEntries(s.hdr, from, hi, func(e *raftpb.Entry) (bool, error) {
-			if e.GetType() == raftpb.EntryNormal {
-				seen = max(seen, purgeIDOf(e.GetData()))
-			}
+			seen = max(seen, entryPurgeID(e))
 			return true, nil
 		})
 		if err != nil {

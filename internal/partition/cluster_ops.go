@@ -7,9 +7,9 @@ import (
 
 // opQueue runs group lifecycle operations (AddGroup, RemoveGroup,
 // compactions, segment removals) one at a time, in the order they were
-// queued, on a goroutine of its own: they block on the replication host's loop, and the
-// catalog.Data calls that queue them may run on that loop. The worker
-// exists only while there is work.
+// queued, on a goroutine of its own: they block on the replication
+// host's loop, and the catalog.Data calls that queue them may run on that
+// loop. The worker exists only while there is work.
 type opQueue struct {
 	mu      sync.Mutex
 	pending []func(context.Context) // guarded by mu

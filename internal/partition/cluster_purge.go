@@ -78,16 +78,23 @@ func (p *Plane) deleteGroupOffsetsCluster(t catalog.TopicRef, group uint32) {
 	cl := p.cl
 	for _, part := range p.topicParts(t) {
 		if rep := cl.replicaOf(GroupID(t, part.id)); rep != nil {
-			cl.mu.Lock()
-			if rep.wantDelete == nil {
-				rep.wantDelete = map[uint32]struct{}{}
-			}
-			rep.wantDelete[group] = struct{}{}
-			rep.deletes.Store(int32(len(rep.wantDelete)))
-			cl.mu.Unlock()
+			cl.wantDeletes(rep, group)
 		}
 	}
 	p.kickKeeper()
+}
+
+// wantDeletes records that rep wants the offsets of groups deleted.
+func (cl *cluster) wantDeletes(rep *replica, groups ...uint32) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if rep.wantDelete == nil {
+		rep.wantDelete = map[uint32]struct{}{}
+	}
+	for _, g := range groups {
+		rep.wantDelete[g] = struct{}{}
+	}
+	rep.deletes.Store(int32(len(rep.wantDelete)))
 }
 
 // wantPurge records, in cluster mode, that part wants the purge
@@ -125,16 +132,7 @@ func (p *Plane) wantDeletedGroups(rep *replica) {
 	if len(gone) == 0 {
 		return
 	}
-	cl := p.cl
-	cl.mu.Lock()
-	if rep.wantDelete == nil {
-		rep.wantDelete = map[uint32]struct{}{}
-	}
-	for _, g := range gone {
-		rep.wantDelete[g] = struct{}{}
-	}
-	rep.deletes.Store(int32(len(rep.wantDelete)))
-	cl.mu.Unlock()
+	p.cl.wantDeletes(rep, gone...)
 	p.log.Info("offsets of deleted consumer groups found; their deletion is proposed again", "dir", rep.part.dir, "groups", gone)
 }
 
@@ -286,12 +284,11 @@ func writePurgeRecord(dir string, r purgeRecord) error {
 }
 
 // awaitQueued waits (up to proposeTimeout) until the purge and offset
-// deletions wanted for group g (metadata commands applied here) have
-// applied here; false when they have not. A send that follows a purge's
-// reply therefore lands after the purge, never before it.
-func (p *Plane) awaitQueued(g replication.GroupID) bool {
-	rep := p.cl.replicaOf(g)
-	if rep == nil || !p.cl.pending(rep) {
+// deletions wanted for rep (metadata commands applied here) have applied
+// here; false when they have not. A send that follows a purge's reply
+// therefore lands after the purge, never before it.
+func (p *Plane) awaitQueued(rep *replica) bool {
+	if !p.cl.pending(rep) {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)

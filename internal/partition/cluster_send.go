@@ -153,7 +153,7 @@ func (p *Plane) sendCluster(x *dispatch.Exchange, streamID, topicID, pid uint32,
 		x.Deny(code)
 		return
 	}
-	if !p.awaitQueued(g) {
+	if !p.awaitQueued(rep) {
 		x.Deny(wire.ErrTransientNotAccepted.Code)
 		return
 	}
@@ -224,7 +224,8 @@ func (p *Plane) offsetCluster(x *dispatch.Exchange, t target, ack wire.OffsetAck
 	cl := p.cl
 	part := t.part
 	g := GroupID(t.ref, part.id)
-	if cl.replicaOf(g) == nil {
+	rep := cl.replicaOf(g)
+	if rep == nil {
 		x.Deny(wire.ErrTransientNotAccepted.Code)
 		return
 	}
@@ -232,7 +233,7 @@ func (p *Plane) offsetCluster(x *dispatch.Exchange, t target, ack wire.OffsetAck
 		x.Deny(code)
 		return
 	}
-	if !p.awaitQueued(g) {
+	if !p.awaitQueued(rep) {
 		x.Deny(wire.ErrTransientNotAccepted.Code)
 		return
 	}

@@ -74,27 +74,19 @@ func (l *deferLog) AppendDeferred(ents []*raftpb.Entry) (func() error, error) {
 	}, nil
 }
 
-// syncNet reports acknowledgements to a syncRec.
-type syncNet struct {
-	Network
-	rec  *syncRec
-	self NodeID
-}
-
-func (n syncNet) Send(to NodeID, envs []transport.Envelope) {
-	r := n.rec
+// see records the acknowledgements node self sends (a tapNet's see).
+func (r *syncRec) see(self NodeID, envs []transport.Envelope) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, e := range envs {
 		m := e.Msg
 		if e.Kind != transport.KindRaft || m == nil || m.GetType() != raftpb.MsgAppResp || m.GetReject() {
 			continue
 		}
-		if d := r.durable[[2]uint64{uint64(n.self), e.Group}]; m.GetIndex() > d {
-			r.violations = append(r.violations, fmt.Sprintf("node %d group %d acknowledged %d, durable up to %d", n.self, e.Group, m.GetIndex(), d))
+		if d := r.durable[[2]uint64{uint64(self), e.Group}]; m.GetIndex() > d {
+			r.violations = append(r.violations, fmt.Sprintf("node %d group %d acknowledged %d, durable up to %d", self, e.Group, m.GetIndex(), d))
 		}
 	}
-	r.mu.Unlock()
-	n.Network.Send(to, envs)
 }
 
 // TestDeferredSyncsRunTogether: with storages that defer their fsync, the
@@ -105,7 +97,7 @@ func TestDeferredSyncsRunTogether(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &syncRec{durable: map[[2]uint64]uint64{}}
 		c := newCluster(t, 3, 31, func(cfg *Config) {
-			cfg.Network = syncNet{Network: cfg.Network, rec: rec, self: cfg.Self}
+			cfg.Network = tapNet{Network: cfg.Network, self: cfg.Self, see: rec.see}
 		})
 		const groups = 6
 		for g := GroupID(1); g <= groups; g++ {

@@ -101,15 +101,20 @@ func (l *orderLog) ApplySnapshot(snap *raftpb.Snapshot) error {
 	return nil
 }
 
-// orderNet is a Network reporting to an orderRec.
-type orderNet struct {
+// tapNet is a Network that shows every batch to see before sending it.
+type tapNet struct {
 	Network
-	rec  *orderRec
 	self NodeID
+	see  func(self NodeID, envs []transport.Envelope)
 }
 
-func (n orderNet) Send(to NodeID, envs []transport.Envelope) {
-	r := n.rec
+func (n tapNet) Send(to NodeID, envs []transport.Envelope) {
+	n.see(n.self, envs)
+	n.Network.Send(to, envs)
+}
+
+// see records what node self sends (a tapNet's see).
+func (r *orderRec) see(self NodeID, envs []transport.Envelope) {
 	r.mu.Lock()
 	for _, e := range envs {
 		m := e.Msg
@@ -119,23 +124,22 @@ func (n orderNet) Send(to NodeID, envs []transport.Envelope) {
 		switch t := m.GetType(); {
 		case t == raftpb.MsgPreVote || t == raftpb.MsgPreVoteResp:
 			// A pre-vote carries the term the candidate would take.
-		case m.GetTerm() > r.term[n.self]:
-			r.violations = append(r.violations, fmt.Sprintf("node %d sent %v at term %d, stored term %d", n.self, t, m.GetTerm(), r.term[n.self]))
+		case m.GetTerm() > r.term[self]:
+			r.violations = append(r.violations, fmt.Sprintf("node %d sent %v at term %d, stored term %d", self, t, m.GetTerm(), r.term[self]))
 		}
-		if m.GetType() == raftpb.MsgAppResp && !m.GetReject() && m.GetIndex() > r.last[n.self] {
-			r.violations = append(r.violations, fmt.Sprintf("node %d acknowledged %d, stored up to %d", n.self, m.GetIndex(), r.last[n.self]))
+		if m.GetType() == raftpb.MsgAppResp && !m.GetReject() && m.GetIndex() > r.last[self] {
+			r.violations = append(r.violations, fmt.Sprintf("node %d acknowledged %d, stored up to %d", self, m.GetIndex(), r.last[self]))
 		}
 		if ents := m.GetEntries(); m.GetType() == raftpb.MsgApp && len(ents) > 0 {
-			r.sent[n.self] = max(r.sent[n.self], ents[len(ents)-1].GetIndex())
+			r.sent[self] = max(r.sent[self], ents[len(ents)-1].GetIndex())
 		}
 	}
 	r.mu.Unlock()
-	n.Network.Send(to, envs)
 }
 
 func orderCluster(t *testing.T, n int, seed uint64, rec *orderRec) *cluster {
 	return newCluster(t, n, seed, func(cfg *Config) {
-		cfg.Network = orderNet{Network: cfg.Network, rec: rec, self: cfg.Self}
+		cfg.Network = tapNet{Network: cfg.Network, self: cfg.Self, see: rec.see}
 	})
 }
 
