@@ -9,6 +9,33 @@ import (
 	"github.com/iggo-dev/iggo/wire"
 )
 
+// segmentedClient is the client segmentedCluster's send uses.
+var segmentedClient = wire.Uint128{Lo: 9}
+
+// segmentedCluster starts 3 replicas whose segments end after every
+// batch, waits until node 0 leads partition 0, and returns send, which
+// sends a batch of n messages there as segmentedClient (next request
+// number).
+func segmentedCluster(t *testing.T) (*testNet, []*testNode, replication.GroupID, func(n int)) {
+	t.Helper()
+	s := clusterRef.Settings
+	s.SegmentSize = 1 // every batch ends its segment once revealed
+	net, nodes := startClusterSettings(t, 3, nil, s)
+	g := GroupID(clusterRef, 0)
+	for _, nd := range nodes {
+		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
+	}
+	req := uint64(0)
+	send := func(n int) {
+		t.Helper()
+		req++
+		if st, _ := csend(t, nodes[0].plane, segmentedClient, req, sendBody(t, clusterRef, n, "m")); st != 0 {
+			t.Fatalf("send %d: status %d", req, st)
+		}
+	}
+	return net, nodes, g, send
+}
+
 // compactWhileDown runs with node 2 down (segments of one batch each,
 // 12 messages on the live nodes after 3 more sends of 2): it removes the 4
 // oldest segments on nodes 0 and 1, which compacts their raft logs past
@@ -47,21 +74,7 @@ func compactWhileDown(t *testing.T, net *testNet, nodes []*testNode, g replicati
 // up from the snapshot (restarting empty at the first retained offset)
 // and then from the retained segments, read back as raft entries.
 func TestClusterCompactionCatchUp(t *testing.T) {
-	s := clusterRef.Settings
-	s.SegmentSize = 1 // every batch ends its segment once revealed
-	net, nodes := startClusterSettings(t, 3, nil, s)
-	g := GroupID(clusterRef, 0)
-	for _, nd := range nodes {
-		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
-	}
-	req := uint64(0)
-	send := func(n int) {
-		t.Helper()
-		req++
-		if st, _ := csend(t, nodes[0].plane, wire.Uint128{Lo: 9}, req, sendBody(t, clusterRef, n, "m")); st != 0 {
-			t.Fatalf("send %d: status %d", req, st)
-		}
-	}
+	net, nodes, g, send := segmentedCluster(t)
 	for range 3 {
 		send(2)
 	}

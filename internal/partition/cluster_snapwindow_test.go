@@ -25,22 +25,10 @@ func windowOf(p *Plane) []session.ClientWindow {
 // window: the snapshot's is the window at its index, the leader's holds
 // each request once.
 func TestClusterWindowSurvivesSnapshot(t *testing.T) {
-	s := clusterRef.Settings
-	s.SegmentSize = 1 // every batch ends its segment once revealed
-	net, nodes := startClusterSettings(t, 3, nil, s)
-	g := GroupID(clusterRef, 0)
-	for _, nd := range nodes {
-		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
-	}
-	retrier, other := wire.Uint128{Lo: 42, Hi: 7}, wire.Uint128{Lo: 9}
-	req := uint64(0)
-	send := func(n int) {
-		t.Helper()
-		req++
-		if st, _ := csend(t, nodes[0].plane, other, req, sendBody(t, clusterRef, n, "m")); st != 0 {
-			t.Fatalf("send %d: status %d", req, st)
-		}
-	}
+	net, nodes, g, sendOther := segmentedCluster(t)
+	retrier, other := wire.Uint128{Lo: 42, Hi: 7}, segmentedClient
+	req := 0 // requests of other
+	send := func(n int) { t.Helper(); sendOther(n); req++ }
 	for range 2 {
 		send(2)
 	}
@@ -84,7 +72,7 @@ func TestClusterWindowSurvivesSnapshot(t *testing.T) {
 		eventually(t, 5*time.Second, "the same window everywhere", func() bool { return reflect.DeepEqual(windowOf(nd.plane), want) })
 	}
 	for _, c := range want {
-		if c.Client == other && len(c.Committed) != int(req) {
+		if c.Client == other && len(c.Committed) != req {
 			t.Fatalf("client %v remembers %d requests, sent %d: %+v", other, len(c.Committed), req, c.Committed)
 		}
 	}
