@@ -42,7 +42,7 @@ func (s *Server) passwordUnchanged(cl Claims) bool {
 		return true
 	}
 	u, ok := s.authn.Store().UserByID(cl.User)
-	return ok && PasswordStamp(u.PasswordHash) == cl.PasswordStamp
+	return ok && stampMatches(cl.PasswordStamp, u.PasswordHash)
 }
 
 // patCredential accepts a raw PAT as a bearer (expired or owner inactive:

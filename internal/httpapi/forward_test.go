@@ -176,4 +176,9 @@ func TestTokenEndsWithPasswordChange(t *testing.T) {
 	if c := get(plain.Token); c != 404 {
 		t.Fatalf("token without a password stamp: %d", c)
 	}
+	// The check runs on every request: it allocates nothing.
+	stamp := PasswordStamp(root.PasswordHash)
+	if n := testing.AllocsPerRun(100, func() { _ = stampMatches(stamp, root.PasswordHash) }); n != 0 || !stampMatches(stamp, root.PasswordHash) {
+		t.Fatalf("stampMatches: %.1f allocations per call (or no match)", n)
+	}
 }

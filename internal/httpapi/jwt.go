@@ -137,8 +137,27 @@ type tokenClaims struct {
 // metadata, salted anew on every change), ends the user's earlier tokens
 // everywhere.
 func PasswordStamp(passwordHash string) string {
-	sum := blake3.Sum256([]byte("iggo http pwv\x00" + passwordHash))
-	return hex.EncodeToString(sum[:8])
+	var out [2 * stampBytes]byte
+	return string(appendStamp(out[:0], passwordHash))
+}
+
+// stampBytes is the length of a password stamp before hex encoding.
+const stampBytes = 8
+
+// appendStamp appends PasswordStamp(passwordHash) to dst; with a dst of
+// room enough (and a hash as the store keeps it) it allocates nothing, so
+// checking a token's stamp on every request costs no garbage.
+func appendStamp(dst []byte, passwordHash string) []byte {
+	var in [256]byte
+	b := append(append(in[:0], "iggo http pwv\x00"...), passwordHash...)
+	sum := blake3.Sum256(b)
+	return hex.AppendEncode(dst, sum[:stampBytes])
+}
+
+// stampMatches reports whether stamp is PasswordStamp(passwordHash).
+func stampMatches(stamp, passwordHash string) bool {
+	var out [2 * stampBytes]byte
+	return string(appendStamp(out[:0], passwordHash)) == stamp
 }
 
 // Tokens signs and verifies the server's JWTs (http-api.md §3).
