@@ -476,6 +476,32 @@ func TestClusterAddRemoveNode(t *testing.T) {
 	}
 	c.MustSend(wire.NamedID("s"), wire.NamedID("t"), part, Batch(t, 900, Payloads(5, 100, "after")...))
 	pollTopic(d, "t", 35)
+
+	// Restarts after the changes, one node at a time (the quorum stays):
+	// each comes back with the membership the changes made and its data,
+	// and the cluster takes writes with it.
+	for i, n := range []int{2, 3} {
+		tc.nodes[n].Stop()
+		tc.start(t, n)
+		r := tc.nodes[n].Dial(t)
+		// Until it has caught up with the leader a restarted node
+		// answers the login with 58 in the result.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if lr, f := r.LoginWith(LoginBody(RootUsername, RootPassword)); lr.Session != 0 {
+				break
+			} else if time.Now().After(deadline) {
+				t.Fatalf("login on node %d after restart: %v", n, f)
+			}
+		}
+		pollTopic(r, "t", uint32(35+i))
+		for _, g := range tc.nodes[n].Broker.ClusterGroups() {
+			if v := tc.nodes[n].Broker.ClusterVoters(g); len(v) != 3 || slices.Contains(v, 1) {
+				t.Fatalf("node %d, group %d voters after restart: %v", n, g, v)
+			}
+		}
+		c.MustSend(wire.NamedID("s"), wire.NamedID("t"), part, Batch(t, uint64(950+i), Payloads(1, 100, "restart")...))
+		pollTopic(r, "t", uint32(36+i))
+	}
 }
 
 // checkStoredOnce: under the node's data directory, every partition's raft

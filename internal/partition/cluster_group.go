@@ -111,7 +111,7 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		closeStorage(st)
 		return
 	}
-	applied, err := p.replayHeaders(rep, st)
+	applied, conf, err := p.replayHeaders(rep, st)
 	if err != nil {
 		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
@@ -124,6 +124,7 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		Storage: stamp,
 		Prepare: stamp.prepare,
 		Applied: applied,
+		Conf:    conf,
 	})
 	if err != nil && !errors.Is(err, replication.ErrGroupExists) {
 		log.Error("add partition raft group", "err", err)

@@ -17,34 +17,40 @@ import (
 // needs only its header, so before the group is added the plane applies
 // the committed entries itself, straight from the raft log files
 // (segLog's inner log), and hands raft the index it reached as
-// GroupOptions.Applied. It stops before the first configuration change
-// after the log's snapshot: raft rebuilds the membership by applying
-// those itself.
+// GroupOptions.Applied. The configuration entries on the way (the
+// bootstrap membership, nodes added or removed) are followed with
+// replication.ConfReplay, and raft starts from the membership reached
+// (GroupOptions.Conf), so it applies nothing again.
 //
 // A fresh partition group starts with its bootstrap membership entries
-// (indices 1..voters), which would stop that replay at once; so once a
-// new group has applied them, the plane compacts its log there, with the
-// snapshot of an empty partition (nothing else precedes them). A node
-// catching up from index 1 gets that snapshot and then every entry.
+// (indices 1..voters); once a new group has applied them, the plane
+// compacts its log there, with the snapshot of an empty partition
+// (nothing else precedes them), so a node catching up from index 1 gets
+// that snapshot and then every entry.
 
 // replayHeaders applies the committed entries of rep's log from the
-// headers and returns the last index applied. The duplicate window starts
+// headers and returns the last index applied and the membership as of
+// that index. The duplicate window starts
 // as the log's snapshot carries it (the window at the snapshot's index;
 // cluster_snapshot_codec.go): the entries the snapshot replaced have no
 // header left to replay.
-func (p *Plane) replayHeaders(rep *replica, inner replication.LogStorage) (uint64, error) {
-	hs, _, err := inner.InitialState()
+func (p *Plane) replayHeaders(rep *replica, inner replication.LogStorage) (uint64, *replication.ConfReplay, error) {
+	hs, cs, err := inner.InitialState()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
+	}
+	conf, err := replication.NewConfReplay(cs)
+	if err != nil {
+		return 0, nil, err
 	}
 	snap, err := inner.Snapshot()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if snap.GetMetadata().GetIndex() > 0 && len(snap.GetData()) > 0 {
 		ps, err := decodeSnapshot(snap.GetData())
 		if err != nil {
-			return 0, fmt.Errorf("raft log snapshot at %d: %w", snap.GetMetadata().GetIndex(), err)
+			return 0, nil, fmt.Errorf("raft log snapshot at %d: %w", snap.GetMetadata().GetIndex(), err)
 		}
 		if ps.window != nil { // version 2: no window
 			rep.part.restoreWindow(ps.window)
@@ -52,24 +58,25 @@ func (p *Plane) replayHeaders(rep *replica, inner replication.LogStorage) (uint6
 	}
 	first, err := inner.FirstIndex()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	last, err := inner.LastIndex()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	applied := first - 1
 	err = forEntries(inner, first, min(hs.GetCommit(), last), func(e *raftpb.Entry) (bool, error) {
 		if e.GetType() != raftpb.EntryNormal {
-			return false, nil // membership: raft applies from here
-		}
-		if len(e.GetData()) > 0 {
+			if err := conf.Apply(e); err != nil {
+				return false, err
+			}
+		} else if len(e.GetData()) > 0 {
 			p.ApplyReplicated(rep.group, replication.Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: e.GetData()})
 		}
 		applied = e.GetIndex()
 		return true, nil
 	})
-	return applied, err
+	return applied, conf, err
 }
 
 // bootstrapEntries returns how many membership entries a log that was
@@ -94,11 +101,11 @@ func bootstrapEntries(st replication.LogStorage, last uint64) uint64 {
 
 // compactBootstrap queues the compaction of a fresh group's log at its
 // last bootstrap entry (see above), which applies with the group's first
-// election. A node stopped before it ran replays once through raft at its
-// next start, which queues it again (bootstrapEntries).
+// election. A node stopped before it ran queues it again at its next
+// start (bootstrapEntries).
 func (p *Plane) compactBootstrap(rep *replica, n uint64) {
 	p.queueCompaction(rep, n, partSnapshot{}, func(err error) {
-		p.log.Debug("bootstrap entries of a partition group not compacted; a restart replays from them through raft",
+		p.log.Debug("bootstrap entries of a partition group not compacted; a replica catching up from index 1 gets them as entries",
 			"dir", rep.part.dir, "err", err)
 	})
 }

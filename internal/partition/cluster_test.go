@@ -221,7 +221,7 @@ func TestClusterRestartReplaysIdempotently(t *testing.T) {
 	}
 	before := pollAll(t, p, clusterRef)
 	// The bootstrap entries are compacted once they applied, with the
-	// first election (a stop before that replays once through raft).
+	// first election (a stop before that queues it again at the start).
 	eventually(t, 5*time.Second, "bootstrap compaction", func() bool { first, _ := kept.FirstIndex(); return first >= 2 })
 	stop(p, nd)
 

@@ -25,10 +25,15 @@ type GroupOptions struct {
 	// Applied is the last index the state machine has already applied
 	// (restart from durable storage); 0 for a new group. raft rebuilds
 	// the membership from the storage's snapshot plus the configuration
-	// entries it applies, so Applied must not pass a configuration entry
-	// after the snapshot: use the snapshot's index and let the state
-	// machine skip what it already holds.
+	// entries it applies, so without Conf, Applied must not pass a
+	// configuration entry after the snapshot: use the snapshot's index
+	// and let the state machine skip what it already holds.
 	Applied uint64
+	// Conf, when set, is the membership the caller followed through the
+	// log's configuration entries up to Applied (it replayed them with
+	// ConfReplay, from the storage's InitialState): raft starts from it
+	// instead of the snapshot's, so Applied may pass those entries.
+	Conf *ConfReplay
 	// Prepare, when set, sees every data proposal to the group on the
 	// host's loop right before raft does, in log order: it may rewrite
 	// data in place (a partition leader stamps offsets and a timestamp
@@ -150,11 +155,16 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 	if err != nil {
 		return fmt.Errorf("add group %d: %w: %w", id, ErrStorage, err)
 	}
+	var rs raft.Storage = st
+	if opts.Conf != nil {
+		cs = opts.Conf.State()
+		rs = replayedConf{LogStorage: st, cs: cs}
+	}
 	rc := &raft.Config{
 		ID:                        raftID(h.cfg.Self),
 		ElectionTick:              h.cfg.Timing.ElectionTicks,
 		HeartbeatTick:             h.cfg.Timing.HeartbeatTicks,
-		Storage:                   st,
+		Storage:                   rs,
 		Applied:                   opts.Applied,
 		MaxSizePerMsg:             h.cfg.MaxSizePerMsg,
 		MaxInflightMsgs:           h.cfg.MaxInflightMsgs,
@@ -186,6 +196,9 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 		hardTerm: hs.GetTerm(), hardVote: hs.GetVote(),
 	}
 	g.setConf(proto.CloneOf(cs))
+	if opts.Conf != nil {
+		g.confIndex = opts.Conf.Index()
+	}
 	h.groups[id] = g
 	h.active[id] = g
 	h.stats.groups.Add(1)
