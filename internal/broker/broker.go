@@ -243,6 +243,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	if b.cl != nil {
 		dopts.MetadataLeader = b.metadataLeader
 		dopts.LoginReady = meta.Bootstrapped
+		dopts.Retried = meta.AwaitRetried
 		sys.ClusterMetadata = b.clusterMetadata
 		sys.PartitionRoom = b.partitionRoom
 	}

@@ -101,6 +101,11 @@ type Options struct {
 	// with a result-framed 58 (a fresh cluster before its first leader
 	// committed the root user), which SDKs retry.
 	LoginReady func() bool
+	// Retried, when set, sees a metadata request whose reply the client
+	// table holds (a retry) before that reply is sent again; a non-zero
+	// result code answers the retry instead (metadata.Store.AwaitRetried:
+	// a retried purge still waiting for its partitions gets 57 again).
+	Retried func(cmd wire.Command, body []byte) uint32
 }
 
 // Dispatcher routes requests. It is safe for concurrent use by every
@@ -114,6 +119,7 @@ type Dispatcher struct {
 	observer Observer
 	leader   func() bool
 	ready    func() bool
+	retried  func(wire.Command, []byte) uint32
 	handlers [maxCode + 1]atomic.Pointer[Handler]
 }
 
@@ -124,7 +130,7 @@ func New(sessions *session.Manager, users auth.Store, opts Options) *Dispatcher 
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	d := &Dispatcher{sessions: sessions, users: users, logger: opts.Logger, groups: opts.Groups, observer: opts.Observer, leader: opts.MetadataLeader, ready: opts.LoginReady}
+	d := &Dispatcher{sessions: sessions, users: users, logger: opts.Logger, groups: opts.Groups, observer: opts.Observer, leader: opts.MetadataLeader, ready: opts.LoginReady, retried: opts.Retried}
 	d.registerSystem()
 	return d
 }
@@ -266,6 +272,12 @@ func (d *Dispatcher) serveReplicated(x *Exchange) {
 		case session.Execute:
 			x.table = true
 		case session.Replay:
+			if d.retried != nil {
+				if code := d.retried(info.Code, x.Body); code != 0 {
+					x.Result(code)
+					return
+				}
+			}
 			x.replay(frame)
 			return
 		case session.InFlight:

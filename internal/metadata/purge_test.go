@@ -116,3 +116,61 @@ func TestGroupDeleted(t *testing.T) {
 		t.Error("a group of another incarnation of the topic is reported deleted")
 	}
 }
+
+// awaitRec is recData whose partitions answer AwaitPartitions with err.
+type awaitRec struct {
+	recData
+	err    error
+	awaits []catalog.TopicRef
+}
+
+func (d *awaitRec) AwaitPartitions(_ context.Context, t catalog.TopicRef) error {
+	d.awaits = append(d.awaits, t)
+	return d.err
+}
+
+// TestRetriedPurgeAwaitsPartitions: the retry of PURGE_TOPIC, PURGE_STREAM
+// or DELETE_CONSUMER_GROUP (answered from the client table) waits for the
+// topic's partitions like the first reply, and is 57 while they have not
+// applied it; other commands, a topic that is gone and a body that does
+// not decode pass at once.
+func TestRetriedPurgeAwaitsPartitions(t *testing.T) {
+	data := &awaitRec{}
+	s := openTest(t, t.TempDir(), 1<<30, nil)
+	defer s.Close()
+	s.cfg.Data, s.Store.data = data, data
+	s.ok(t, wire.CmdCreateStream, &wire.CreateStream{Name: "s"})
+	s.ok(t, wire.CmdCreateTopic, &wire.CreateTopic{StreamID: wire.NumericID(0), PartitionsCount: 1, Name: "t"})
+	ref, _, err := s.ResolveTopic(wire.NumericID(0), wire.NumericID(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	purge := (&wire.PurgeTopic{StreamID: wire.NamedID("s"), TopicID: wire.NamedID("t")}).AppendTo(nil)
+	del := (&wire.DeleteConsumerGroup{StreamID: wire.NumericID(0), TopicID: wire.NumericID(0), GroupID: wire.NumericID(3)}).AppendTo(nil)
+	gone := (&wire.PurgeTopic{StreamID: wire.NumericID(0), TopicID: wire.NumericID(9)}).AppendTo(nil)
+
+	if code := s.AwaitRetried(wire.CmdPurgeTopic, purge); code != 0 {
+		t.Fatalf("settled purge: %d", code)
+	}
+	data.err = context.DeadlineExceeded
+	for _, c := range []struct {
+		cmd  wire.Command
+		body []byte
+		want uint32
+	}{
+		{wire.CmdPurgeTopic, purge, wire.ErrTransientNotCommitted.Code},
+		{wire.CmdDeleteConsumerGroup, del, wire.ErrTransientNotCommitted.Code},
+		{wire.CmdPurgeStream, (&wire.PurgeStream{StreamID: wire.NamedID("s")}).AppendTo(nil), wire.ErrTransientNotCommitted.Code},
+		{wire.CmdPurgeStream, (&wire.PurgeStream{StreamID: wire.NamedID("nope")}).AppendTo(nil), 0},
+		{wire.CmdPurgeTopic, gone, 0},
+		{wire.CmdPurgeTopic, []byte{1}, 0},
+		{wire.CmdCreateStream, purge, 0},
+	} {
+		if code := s.AwaitRetried(c.cmd, c.body); code != c.want {
+			t.Errorf("command %d body %x: %d, want %d", c.cmd, c.body, code, c.want)
+		}
+	}
+	if len(data.awaits) != 4 || data.awaits[1] != ref || data.awaits[2] != ref || data.awaits[3] != ref {
+		t.Fatalf("awaited %+v, want the topic %+v four times", data.awaits, ref)
+	}
+}
