@@ -389,8 +389,8 @@ func (b *Broker) watchGroupFailures(ctx context.Context) {
 			id := b.cl.self.ReplicaID
 			err := fmt.Errorf("cluster: metadata raft group stopped: %w", f.Err)
 			if errors.Is(f.Err, replication.ErrLogLost) {
-				err = fmt.Errorf("cluster: replica %d lost metadata the cluster had committed with it (its data directory was wiped or replaced), so it may not rejoin under this id: "+
-					"remove it (iggo cluster remove-node --replica-id %d), then add it back with an empty data directory under a new replica id (iggo server --join, iggo cluster add-node): %w", id, id, f.Err)
+				err = fmt.Errorf("cluster: replica %d lost metadata the cluster had committed with it (its data directory was wiped or replaced), so it may not take part as it is: "+
+					"remove it (iggo cluster remove-node --replica-id %d), start it again with an empty data directory and --join, then add it back under the same id and ports (iggo cluster add-node --replica-id %d ...): %w", id, id, id, f.Err)
 			}
 			b.log.Error("stopping this node", "err", err)
 			select {

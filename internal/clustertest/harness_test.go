@@ -101,15 +101,16 @@ func (h *Harness) N() int { return len(h.procs) }
 // Addr returns node i's client address.
 func (h *Harness) Addr(i int) string { return h.Layout.TCPAddr(i) }
 
-// Start starts node i (its previous process must have exited).
-func (h *Harness) Start(i int) {
+// Start starts node i (its previous process must have exited), with
+// extra server flags args.
+func (h *Harness) Start(i int, args ...string) {
 	h.t.Helper()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if p := h.procs[i]; p != nil && !p.Exited() {
 		h.t.Fatalf("start node %d: pid %d still running", i, p.PID())
 	}
-	p, err := h.Layout.Start(iggoBin, i, []string{"IGGY_SYSTEM_LOGGING_LEVEL=info"})
+	p, err := h.Layout.Start(iggoBin, i, []string{"IGGY_SYSTEM_LOGGING_LEVEL=info"}, args...)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -155,8 +156,8 @@ func (h *Harness) Resume(i int) {
 }
 
 // Restart kills node i when it runs, optionally deletes its data
-// directory, and starts it again.
-func (h *Harness) Restart(i int, wipe bool) {
+// directory, and starts it again with extra server flags args.
+func (h *Harness) Restart(i int, wipe bool, args ...string) {
 	h.t.Helper()
 	if p := h.proc(i); !p.Exited() {
 		h.Kill(i)
@@ -167,7 +168,7 @@ func (h *Harness) Restart(i int, wipe bool) {
 		}
 		h.t.Logf("node %d data directory wiped", i)
 	}
-	h.Start(i)
+	h.Start(i, args...)
 }
 
 // markPaused records that node i is unreachable (or reachable again) for

@@ -80,7 +80,7 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		return nil
 	})
 	if err != nil {
-		log.Error("partition raft log and segments disagree; the partition is not replicated on this node (remove the node and add it again under a new id to rebuild it)", "err", err)
+		log.Error("partition raft log and segments disagree; the partition is not replicated on this node (remove the node, start it with an empty data directory and --join, and add it again to rebuild it)", "err", err)
 		closeStorage(st)
 		return
 	}

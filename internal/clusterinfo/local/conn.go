@@ -237,6 +237,24 @@ func (c *Conn) Login(username, password string) error {
 	return nil
 }
 
+// Call sends a non-replicated command (a read, or an Iggo extension such
+// as CLUSTER_ADD_NODE) and returns the reply body; a non-zero status is a
+// ServerError. Set Timeout for commands that take long.
+func (c *Conn) Call(code wire.Command, body wire.Body) ([]byte, error) {
+	var b []byte
+	if body != nil {
+		b = body.AppendTo(nil)
+	}
+	f, err := c.RoundTrip(c.header(wire.OpNonReplicated, code), b)
+	if err != nil {
+		return nil, err
+	}
+	if err := status(f); err != nil {
+		return nil, err
+	}
+	return f.Body, nil
+}
+
 // ClusterMetadata sends GET_CLUSTER_METADATA.
 func (c *Conn) ClusterMetadata() (wire.ClusterMetadata, error) {
 	var m wire.ClusterMetadata

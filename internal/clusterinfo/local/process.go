@@ -34,7 +34,10 @@ func (l *Layout) PIDPath(i int) string { return filepath.Join(l.NodeDir(i), "ser
 // its share of this machine's CPUs (nodeProcs): the nodes of a local
 // cluster share one machine, and each runtime assuming it owns every CPU
 // costs them in spinning threads and wake-ups.
-func (l *Layout) Start(bin string, i int, env []string) (*Process, error) {
+//
+// args are added after those flags (e.g. "--join" for a node the cluster
+// adds back with `iggo cluster add-node`).
+func (l *Layout) Start(bin string, i int, env []string, args ...string) (*Process, error) {
 	if err := os.MkdirAll(l.NodeDir(i), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", l.NodeDir(i), err)
 	}
@@ -42,7 +45,7 @@ func (l *Layout) Start(bin string, i int, env []string) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open node %d log: %w", i, err)
 	}
-	args := []string{bin, "server", "--config", l.ConfigPath(i), "--replica-id", strconv.Itoa(i)}
+	args = append([]string{bin, "server", "--config", l.ConfigPath(i), "--replica-id", strconv.Itoa(i)}, args...)
 	if i < len(l.Netns) && l.Netns[i] != "" {
 		args = append([]string{"ip", "netns", "exec", l.Netns[i]}, args...)
 	}
