@@ -72,8 +72,10 @@ func (p *Plane) compactBefore(rep *replica, keep uint64) error {
 	if _, err := p.cl.r.WaitFor(ctx, rep.group, func(v replication.View) bool { return v.Applied >= index }); err != nil {
 		return fmt.Errorf("compact the raft log of %s to index %d: not applied yet: %w", rep.part.dir, index, err)
 	}
-	snap := partSnapshot{next: keep, ts: ts, purge: rep.purgeID.Load(), offsets: rep.part.log.Offsets().All()}
-	if snap.window, err = p.windowAt(rep, index); err == nil {
+	snap := partSnapshot{next: keep, ts: ts}
+	var st snapState
+	if st, err = p.stateAt(rep, index); err == nil {
+		snap.withState(st)
 		err = p.cl.r.CompactTo(ctx, rep.group, index, snap.encode())
 	}
 	if errors.Is(err, replication.ErrCompactRange) {
@@ -91,22 +93,26 @@ func (p *Plane) compactBefore(rep *replica, keep uint64) error {
 // (a purge executed early by segLog.Append applies later).
 func (p *Plane) compactAtPurge(rep *replica, index uint64) {
 	_, ts := rep.part.log.Tail()
-	p.queueCompaction(rep, index, partSnapshot{ts: ts, purge: rep.purgeID.Load()}, func(err error) {
+	p.queueCompaction(rep, index, partSnapshot{ts: ts}, func(err error) {
 		p.log.Info("raft log not compacted at a purge; it is compacted with the next removal of segments",
 			"dir", rep.part.dir, "index", index, "err", err)
 	})
 }
 
-// queueCompaction queues the compaction of rep's log at index with snap
-// and the duplicate window at index (windowAt), once index has applied;
-// failed reports an error other than "compacted past it already".
+// queueCompaction queues the compaction of rep's log at index with snap's
+// position and the state at index (stateAt: the duplicate window, the
+// last purge, the offsets), once index has applied; failed reports an
+// error other than "compacted past it already".
 func (p *Plane) queueCompaction(rep *replica, index uint64, snap partSnapshot, failed func(error)) {
 	p.cl.ops.push(func(ctx context.Context) {
 		ctx, cancel := context.WithTimeout(ctx, compactTimeout)
 		defer cancel()
 		_, err := p.cl.r.WaitFor(ctx, rep.group, func(v replication.View) bool { return v.Applied >= index })
 		if err == nil {
-			snap.window, err = p.windowAt(rep, index)
+			var st snapState
+			if st, err = p.stateAt(rep, index); err == nil {
+				snap.withState(st)
+			}
 		}
 		if err == nil {
 			err = p.cl.r.CompactTo(ctx, rep.group, index, snap.encode())

@@ -23,9 +23,10 @@ import (
 // at the snapshot's next offset (storage.ResetTo) with the snapshot's
 // consumer offsets, and raft sends it the entries after the point.
 //
-// The snapshot also carries the partition's duplicate window as it stood
-// right after the entry at the snapshot's index applied (windowAt,
-// cluster_snapwindow.go), so that a replica restored from it, or a node
+// The snapshot also carries the partition's duplicate window, consumer
+// offsets and last purge's identity as they stood right after the entry
+// at the snapshot's index applied (stateAt, cluster_snapwindow.go), so
+// that a replica restored from it, or a node
 // whose log was compacted and that restarts, still recognises a retried
 // request whose first attempt is in the compacted part of the log. Its
 // layout is in cluster_snapshot_codec.go.

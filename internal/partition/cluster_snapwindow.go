@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -9,9 +10,11 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/session"
+	"github.com/iggo-dev/iggo/internal/storage"
 )
 
-// The duplicate window at a compaction point.
+// The duplicate window (and the rest of a partition's state) at a
+// compaction point.
 //
 // A snapshot at index i must carry the window as it stood right after the
 // entry at i applied: a replica restored from it applies the entries
@@ -20,7 +23,7 @@ import (
 // would remember fewer requests than the others' and evict other ones.
 // The plane compacts at an index applied long ago (the last batch of the
 // removed segments), so the live window, which has taken every entry
-// applied since, is not that state. windowAt rebuilds it: the window of
+// applied since, is not that state. stateAt rebuilds it: the window of
 // the log's current snapshot, then every windowed entry after the
 // snapshot up to i, read from the raft log's headers, in log order, as
 // apply commits them.
@@ -29,7 +32,7 @@ import (
 // missing offset, a partition stopped by a hole, a failed replicated
 // append do not enter the window). Those outcomes depend on state the
 // headers do not hold, so apply records the indices of the windowed
-// entries it did not commit (missedWindow), and windowAt leaves them out.
+// entries it did not commit (missedWindow), and stateAt leaves them out.
 // The record covers the entries after the log's snapshot and is trimmed
 // when the log is compacted; it holds at most missedWindowMax indices
 // (past that the oldest are forgotten, and such an entry counts as
@@ -86,44 +89,108 @@ func (m *missedWindow) in(lo, hi uint64) map[uint64]bool {
 	return out
 }
 
-// windowAt returns the duplicate window of rep's partition right after
-// the entry at index applied (see above); index must have applied. An
-// index at or below the log's snapshot is replication.ErrCompactRange.
-func (p *Plane) windowAt(rep *replica, index uint64) ([]session.ClientWindow, error) {
+// snapState is what a partition snapshot at an index carries besides
+// its position: the duplicate window, the identity of the last purge
+// applied, and the consumer offsets, each as it stood right after the
+// entry at that index applied.
+type snapState struct {
+	window  []session.ClientWindow
+	purge   uint64
+	offsets []storage.OffsetEntry
+}
+
+// stateAt returns rep's partition state right after the entry at index
+// applied (see above), rebuilt from the log's snapshot and the headers
+// after it; index must have applied. The live state has taken every
+// entry applied since, so a snapshot made of it would claim effects its
+// restored replica then applies again: a later purge's identity, which
+// makes that replica skip the purge entry itself, or later offset
+// writes. Offsets follow apply: a store sets, an advance only moves
+// forward, a delete removes, a purge (one not applied before) clears
+// them; a windowed entry whose apply failed is left out (missedWindow).
+// An index at or below the log's snapshot is replication.ErrCompactRange.
+func (p *Plane) stateAt(rep *replica, index uint64) (snapState, error) {
 	if rep.seg == nil {
-		return nil, fmt.Errorf("duplicate window at %d: the group's log is not open", index)
+		return snapState{}, fmt.Errorf("partition state at %d: the group's log is not open", index)
 	}
 	inner := rep.seg.headers()
 	snap, err := inner.Snapshot()
 	if err != nil {
-		return nil, fmt.Errorf("duplicate window at %d: %w", index, err)
+		return snapState{}, fmt.Errorf("partition state at %d: %w", index, err)
 	}
 	from := snap.GetMetadata().GetIndex()
 	if index <= from && from > 0 {
-		return nil, fmt.Errorf("duplicate window at %d, the log's snapshot is at %d: %w", index, from, replication.ErrCompactRange)
+		return snapState{}, fmt.Errorf("partition state at %d, the log's snapshot is at %d: %w", index, from, replication.ErrCompactRange)
 	}
 	w := session.NewPartitionWindow(p.opts.WindowClients)
+	var purge uint64
+	offsets := map[offsetKey]uint64{}
 	if len(snap.GetData()) > 0 {
 		ps, err := decodeSnapshot(snap.GetData())
 		if err != nil {
-			return nil, fmt.Errorf("duplicate window at %d: the raft log's snapshot at %d: %w", index, from, err)
+			return snapState{}, fmt.Errorf("partition state at %d: the raft log's snapshot at %d: %w", index, from, err)
 		}
 		w.Restore(ps.window)
+		purge = ps.purge
+		for _, o := range ps.offsets {
+			offsets[offsetKey{o.Kind, o.ID}] = o.Offset
+		}
 	}
 	missed := rep.missed.in(from+1, index)
 	err = forEntries(inner, from+1, index, func(e *raftpb.Entry) (bool, error) {
 		if e.GetType() != raftpb.EntryNormal || missed[e.GetIndex()] {
 			return true, nil
 		}
-		if ent, err := decodeEntry(e.GetData()); err == nil && ent.windowed {
+		ent, err := decodeEntry(e.GetData())
+		if err != nil {
+			return true, nil // apply skipped it too
+		}
+		if ent.windowed {
 			w.Commit(ent.key.client, ent.key.request, ent.key.hash)
+		}
+		k := offsetKey{ent.consumer, ent.id}
+		switch ent.kind {
+		case entryOffsetStore:
+			offsets[k] = ent.offset
+		case entryOffsetAdvance:
+			if cur, ok := offsets[k]; !ok || cur < ent.offset {
+				offsets[k] = ent.offset
+			}
+		case entryOffsetDelete:
+			delete(offsets, k)
+		case entryPurge:
+			if ent.purgeID == 0 || ent.purgeID > purge {
+				clear(offsets)
+				purge = max(purge, ent.purgeID)
+			}
 		}
 		return true, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("duplicate window at %d: %w", index, err)
+		return snapState{}, fmt.Errorf("partition state at %d: %w", index, err)
 	}
-	return w.Export(snapshotWindowClients), nil
+	st := snapState{window: w.Export(snapshotWindowClients), purge: purge, offsets: make([]storage.OffsetEntry, 0, len(offsets))}
+	for k, off := range offsets {
+		st.offsets = append(st.offsets, storage.OffsetEntry{Kind: k.kind, ID: k.id, Offset: off})
+	}
+	slices.SortFunc(st.offsets, func(a, b storage.OffsetEntry) int {
+		if a.Kind != b.Kind {
+			return cmp.Compare(a.Kind, b.Kind)
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return st, nil
+}
+
+// withState puts st into s.
+func (s *partSnapshot) withState(st snapState) {
+	s.window, s.purge, s.offsets = st.window, st.purge, st.offsets
+}
+
+// offsetKey names one consumer's offset in stateAt.
+type offsetKey struct {
+	kind storage.ConsumerKind
+	id   uint32
 }
 
 // restoreWindow makes part's duplicate window cs (a snapshot's).

@@ -9,6 +9,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/session"
+	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -143,11 +144,14 @@ func TestClusterWindowSurvivesRestartAfterCompaction(t *testing.T) {
 	}
 }
 
-// TestWindowAtIsTheAppliedWindow: the window windowAt rebuilds from the
-// log's snapshot and headers is the window apply built, including a
-// windowed entry whose apply failed (a delete of a missing offset, which
-// does not enter the window) and entries after a compaction.
-func TestWindowAtIsTheAppliedWindow(t *testing.T) {
+// TestStateAtIsTheAppliedState: the state stateAt rebuilds from the log's
+// snapshot and headers (duplicate window, last purge, consumer offsets) is
+// the state apply built, including a windowed entry whose apply failed (a
+// delete of a missing offset, which does not enter the window), entries
+// after a compaction and after a purge; and at an earlier index it is the
+// state as of that index, not the live one (no later offset write, no
+// later purge).
+func TestStateAtIsTheAppliedState(t *testing.T) {
 	ref := clusterRef
 	ref.Settings.SegmentSize = 1
 	p, stop := singleNode(t, t.TempDir(), replication.NewMemoryLog(), ref)
@@ -155,23 +159,42 @@ func TestWindowAtIsTheAppliedWindow(t *testing.T) {
 	g := GroupID(clusterRef, 0)
 	rep := p.cl.replicaOf(g)
 	a, b := wire.Uint128{Lo: 1}, wire.Uint128{Lo: 2}
-	del := wire.DeleteConsumerOffset{Consumer: wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(3)},
+	consumer := func(id uint32) wire.Consumer { return wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(id)} }
+	del := wire.DeleteConsumerOffset{Consumer: consumer(3),
 		StreamID: wire.NumericID(clusterRef.StreamID), TopicID: wire.NumericID(clusterRef.TopicID),
 		Partition: wire.OptPartition{Present: true, ID: 0}, Ack: wire.AckQuorum}
-	check := func(what string) {
+	store := func(req uint64, id uint32, offset uint64) {
+		t.Helper()
+		body := wire.StoreConsumerOffset{Consumer: consumer(id),
+			StreamID: wire.NumericID(clusterRef.StreamID), TopicID: wire.NumericID(clusterRef.TopicID),
+			Partition: wire.OptPartition{Present: true, ID: 0}, Offset: offset, Ack: wire.AckQuorum}
+		if x := exchange(t, p.storeOffset, wire.OpStoreConsumerOffset, b, req, body.AppendTo(nil)); x.status != 0 {
+			t.Fatalf("store offset %d of consumer %d: status %d", offset, id, x.status)
+		}
+	}
+	applied := func() uint64 {
 		t.Helper()
 		last, err := rep.seg.LastIndex()
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The view may lag the apply the reply waited for.
-		v := waitLeader(t, &testNode{plane: p, repl: p.cl.r.(*testReplicator)}, g, func(v replication.View) bool { return v.Applied >= last })
-		got, err := p.windowAt(rep, v.Applied)
+		return waitLeader(t, &testNode{plane: p, repl: p.cl.r.(*testReplicator)}, g, func(v replication.View) bool { return v.Applied >= last }).Applied
+	}
+	live := func() snapState {
+		return snapState{window: windowOf(p), purge: rep.purgeID.Load(), offsets: p.lookup(clusterRef.Incarnation, 0).log.Offsets().All()}
+	}
+	check := func(what string, index uint64, want snapState) {
+		t.Helper()
+		got, err := p.stateAt(rep, index)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := windowOf(p); !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s: window at the applied index %d\n%+v\napplied\n%+v", what, v.Applied, got, want)
+		if len(want.offsets) == 0 {
+			want.offsets = []storage.OffsetEntry{}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: state at index %d\n%+v\nwant\n%+v", what, index, got, want)
 		}
 	}
 	for i := uint64(1); i <= 3; i++ {
@@ -181,18 +204,50 @@ func TestWindowAtIsTheAppliedWindow(t *testing.T) {
 	if x := exchange(t, p.deleteOffset, wire.OpDeleteConsumerOffset, a, 9, del.AppendTo(nil)); x.status != wire.ErrConsumerOffsetNotFound.Code {
 		t.Fatalf("delete of nothing: status %d", x.status)
 	}
-	check("before a compaction")
+	store(10, 4, 1)
+	store(11, 5, 2)
+	check("before a compaction", applied(), live())
 	if err := p.DeleteSegments(ref, 0, 3); err != nil {
 		t.Fatal(err)
 	}
 	part := p.lookup(clusterRef.Incarnation, 0)
 	eventually(t, 5*time.Second, "segments removed", func() bool { f, _ := part.log.Bounds(); return f == 3 })
 	csend(t, p, a, 4, sendBody(t, clusterRef, 1, "a"))
-	check("after a compaction")
+	store(12, 4, 0) // a store may move back
+	at, then := applied(), live()
+	check("after a compaction", at, then)
 	// The retry of the failed delete fails again: it was never committed.
 	if x := exchange(t, p.deleteOffset, wire.OpDeleteConsumerOffset, a, 9, del.AppendTo(nil)); x.status != wire.ErrConsumerOffsetNotFound.Code {
 		t.Fatalf("retried delete of nothing: status %d", x.status)
 	}
+	// Later offset writes and a purge do not reach the state at an
+	// earlier index. The plane's worker is held meanwhile, so the
+	// compaction at the purge waits and the purge entry is read from the
+	// log.
+	hold := make(chan struct{})
+	p.cl.ops.push(func(context.Context) { <-hold })
+	store(13, 5, 3)
+	if err := p.PurgeTopic(purgeRef(7)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "purge", func() bool { return rep.purgeID.Load() == 7 })
+	csend(t, p, a, 5, sendBody(t, clusterRef, 1, "a"))
+	store(14, 6, 0)
+	check("at the index before the later writes", at, then)
+	if now := live(); now.purge != 7 || len(now.offsets) != 1 {
+		t.Fatalf("live state after the purge: %+v", now)
+	}
+	check("across a purge", applied(), live())
+	close(hold)
+	eventually(t, 5*time.Second, "compaction at the purge", func() bool {
+		snap, err := rep.seg.headers().Snapshot()
+		if err != nil || len(snap.GetData()) == 0 {
+			return false
+		}
+		ps, err := decodeSnapshot(snap.GetData())
+		return err == nil && ps.purge == 7
+	})
+	check("after a purge", applied(), live())
 }
 
 // TestRestoreReplicatedWindow: a version 3 snapshot's window replaces the
