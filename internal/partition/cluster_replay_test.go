@@ -18,32 +18,11 @@ import (
 // is read back from the segment, and raft resumes with the membership
 // they made (a later change and a later send still work).
 func TestClusterRestartReplaysMembershipChanges(t *testing.T) {
-	dir := t.TempDir()
-	kept := replication.NewMemoryLog()
-	logs := func(string) (replication.LogStorage, error) { return kept, nil }
-	topics := &fakeTopics{ref: clusterRef, ids: []uint32{0}}
+	node := keptNode{t: t, dir: t.TempDir(), kept: replication.NewMemoryLog()}
+	start, stop := node.start, node.stop
 	voters := []replication.NodeID{0}
 	g := GroupID(clusterRef, 0)
 	client := wire.Uint128{Lo: 11}
-
-	start := func() (*Plane, *testNode) {
-		net := newTestNet()
-		r := &testReplicator{self: 0, voters: voters}
-		p := newClusterPlane(t, dir, r, logs, topics)
-		startHost(t, net, r, p, voters)
-		nd := &testNode{id: 0, plane: p, repl: r}
-		if err := p.CreatePartitions(clusterRef, []uint32{0}); err != nil {
-			t.Fatal(err)
-		}
-		waitLeader(t, nd, g, func(v replication.View) bool { return v.Role == replication.RoleLeader })
-		return p, nd
-	}
-	stop := func(p *Plane, nd *testNode) {
-		nd.host().Close()
-		if err := p.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	change := func(nd *testNode, cs ...replication.MemberChange) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -97,4 +76,37 @@ func TestClusterRestartReplaysMembershipChanges(t *testing.T) {
 		t.Fatalf("the second restart read %d batches back from the segment", n)
 	}
 	stop(p, nd)
+}
+
+// keptNode starts and stops a single-voter plane of partition 0 over a
+// raft log kept in memory across restarts (dir holds the partition).
+type keptNode struct {
+	t    *testing.T
+	dir  string
+	kept replication.LogStorage
+}
+
+// start opens the plane and waits until it leads the group.
+func (k keptNode) start() (*Plane, *testNode) {
+	k.t.Helper()
+	voters := []replication.NodeID{0}
+	logs := func(string) (replication.LogStorage, error) { return k.kept, nil }
+	r := &testReplicator{self: 0, voters: voters}
+	p := newClusterPlane(k.t, k.dir, r, logs, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
+	startHost(k.t, newTestNet(), r, p, voters)
+	nd := &testNode{id: 0, plane: p, repl: r}
+	if err := p.CreatePartitions(clusterRef, []uint32{0}); err != nil {
+		k.t.Fatal(err)
+	}
+	waitLeader(k.t, nd, GroupID(clusterRef, 0), func(v replication.View) bool { return v.Role == replication.RoleLeader })
+	return p, nd
+}
+
+// stop closes the host and the plane.
+func (k keptNode) stop(p *Plane, nd *testNode) {
+	k.t.Helper()
+	nd.host().Close()
+	if err := p.Close(); err != nil {
+		k.t.Fatal(err)
+	}
 }

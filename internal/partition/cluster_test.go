@@ -186,32 +186,11 @@ func TestClusterThreeReplicas(t *testing.T) {
 // over its kept raft log: every committed entry is applied again from the
 // first index, and nothing is stored twice (also across a purge).
 func TestClusterRestartReplaysIdempotently(t *testing.T) {
-	dir := t.TempDir()
 	kept := replication.NewMemoryLog()
-	logs := func(string) (replication.LogStorage, error) { return kept, nil }
-	topics := &fakeTopics{ref: clusterRef, ids: []uint32{0}}
-	voters := []replication.NodeID{0}
+	node := keptNode{t: t, dir: t.TempDir(), kept: kept}
+	start, stop := node.start, node.stop
 	g := GroupID(clusterRef, 0)
 	client := wire.Uint128{Lo: 9}
-
-	start := func() (*Plane, *testNode) {
-		net := newTestNet()
-		r := &testReplicator{self: 0, voters: voters}
-		p := newClusterPlane(t, dir, r, logs, topics)
-		startHost(t, net, r, p, voters)
-		nd := &testNode{id: 0, plane: p, repl: r}
-		if err := p.CreatePartitions(clusterRef, []uint32{0}); err != nil {
-			t.Fatal(err)
-		}
-		waitLeader(t, nd, g, func(v replication.View) bool { return v.Role == replication.RoleLeader })
-		return p, nd
-	}
-	stop := func(p *Plane, nd *testNode) {
-		nd.host().Close()
-		if err := p.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
 
 	p, nd := start()
 	for i := range 3 {
