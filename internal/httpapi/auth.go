@@ -162,15 +162,25 @@ func (c *call) refresh() error {
 	return c.json(http.StatusOK, id)
 }
 
-// logout ends the credential's session (a Logout is committed when it
-// ever wrote) and, beyond the reference, revokes a JWT until its exp.
-// Always 204.
+// logout ends the credential's session on this node (a Logout is
+// committed when it ever wrote) and, beyond the reference, revokes a JWT
+// until its exp: through the metadata log (Options.TokenLog), so on every
+// node of a cluster. 204 once the revocation applied on this node; when
+// it could not be committed the binary protocol's 58 (never admitted, no
+// metadata leader) or 57 (outcome unknown), both 503 with Retry-After: the
+// token still verifies, so the client retries the logout with it (a retry
+// after a 57 that did commit is refused with 401: the token is revoked).
 func (c *call) logout() error {
 	if hs := c.s.sessions.drop(c.cred.key); hs != nil {
 		c.s.sessions.end(hs)
 	}
 	if c.cred.jti != "" {
-		if err := c.s.revoked.RevokeToken(c.cred.jti, c.cred.exp); err != nil {
+		code, err := c.s.revoked.RevokeToken(c.cred.user, c.cred.jti, c.cred.exp)
+		if code != 0 {
+			c.s.log.Warn("logout: the token revocation was not committed", "code", code, "err", err)
+			return codeError(code)
+		}
+		if err != nil {
 			c.s.log.Warn("could not persist a token revocation", "err", err)
 		}
 	}

@@ -23,6 +23,9 @@ func TestRevokedTokensSurviveRestart(t *testing.T) {
 	if !s.TokenRevoked("jti-1") || s.TokenRevoked("jti-2") {
 		t.Fatal("revoked set wrong right after the revocation")
 	}
+	if n := testing.AllocsPerRun(100, func() { _ = s.TokenRevoked("jti-1") }); n != 0 {
+		t.Fatalf("TokenRevoked allocates %v per call", n)
+	}
 	replayed := openTest(t, dir, 1<<30, nil) // no Close: the journal alone
 	if !replayed.TokenRevoked("jti-1") {
 		t.Fatal("a revocation was lost by a journal replay")
