@@ -40,6 +40,7 @@ func TestRecordRoundTrip(t *testing.T) {
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add(AppendRecord(nil, &Entry{Op: 1, Kind: KindCommand, Code: wire.CmdCreateStream, Body: []byte{3, 'a', 'b', 'c'}}))
 	f.Add(AppendRecord(nil, &Entry{Op: 9, Kind: KindLogout, Client: wire.Uint128{Lo: 5}, Session: 3, Request: 1}))
+	f.Add(AppendRecord(nil, &Entry{Op: 10, Kind: KindRevokeToken, UserID: 4, Body: appendRevokeToken(nil, "0193a000-0000-7000-8000-00000000000a", 1_800_000_000)}))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// As given, and framed with a valid length and checksum so the
