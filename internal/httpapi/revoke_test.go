@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"errors"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +80,49 @@ func TestRevocationsWithLog(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { _ = r.Revoked(c) }); n != 0 {
 			t.Fatalf("Revoked allocates %v per call", n)
 		}
+	}
+}
+
+// TestLogoutThroughTheTokenLog: on a cluster follower a logout is not
+// relayed (the leader named here does not exist) but committed through
+// the token log; one the log does not admit answers 503 id 58 with
+// Retry-After and leaves the token valid, so the retry revokes it.
+func TestLogoutThroughTheTokenLog(t *testing.T) {
+	log := &fakeTokenLog{revoked: map[string]int64{}, code: wire.ErrTransientNotAccepted.Code}
+	s, err := newTestServerWith(t, defaultHTTP(), time.Now, func(o *Options) {
+		o.Cluster = fakeCluster{Primary{Relay: "127.0.0.1:1", Advertised: "127.0.0.1:1"}}
+		o.ClusterSecret = []byte(strings.Repeat("k", 32))
+		o.TokenLog = log
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.tokens.Issue(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(method, path string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, path, nil)
+		req.Header.Set("Authorization", "Bearer "+tok.Token)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		return w
+	}
+	w := do("DELETE", "/users/logout")
+	if w.Code != 503 || !strings.Contains(w.Body.String(), `"id":58`) || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("logout not admitted = %d %s (Retry-After %q)", w.Code, w.Body, w.Header().Get("Retry-After"))
+	}
+	if c := do("GET", "/config").Code; c != 404 { // 404 once authenticated: no configuration given
+		t.Fatalf("token after a logout not admitted: %d", c)
+	}
+	log.code = 0
+	if w := do("DELETE", "/users/logout"); w.Code != 204 {
+		t.Fatalf("logout = %d %s", w.Code, w.Body)
+	}
+	if len(log.revoked) != 1 || s.Revocations().Len() != 0 {
+		t.Fatalf("log holds %d, the node's own list %d; want 1 and 0", len(log.revoked), s.Revocations().Len())
+	}
+	if c := do("GET", "/config").Code; c != 401 {
+		t.Fatalf("token after the logout: %d, want 401", c)
 	}
 }
