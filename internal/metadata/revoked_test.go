@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/zeebo/xxh3"
 )
 
@@ -160,4 +161,28 @@ func keys(r *revokedTokens) []string {
 // withChecksum appends a snapshot's checksum to body.
 func withChecksum(body []byte) []byte {
 	return binary.LittleEndian.AppendUint64(append([]byte(nil), body...), xxh3.Hash(body))
+}
+
+// BenchmarkRevokedFull: a revocation applied to a full list (one
+// eviction) and the per-request check against it.
+func BenchmarkRevokedFull(b *testing.B) {
+	r := newRevokedTokens()
+	for i := range auth.MaxRevokedTokens {
+		r.add(fmt.Sprintf("0193a000-0000-7000-8000-%012d", i), int64(1_000_000+i), 0, auth.MaxRevokedTokens)
+	}
+	jtis := make([]string, 1024)
+	for i := range jtis {
+		jtis[i] = fmt.Sprintf("0193b000-0000-7000-8000-%012d", i)
+	}
+	b.Run("add", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			r.add(jtis[i%len(jtis)]+fmt.Sprint(i), int64(2_000_000+i), 0, auth.MaxRevokedTokens)
+		}
+	})
+	b.Run("has", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			_ = r.has(jtis[i%len(jtis)])
+		}
+	})
 }
