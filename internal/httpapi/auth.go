@@ -141,8 +141,10 @@ func (c *call) patLogin() error {
 	return c.json(http.StatusOK, id)
 }
 
-// refresh issues a new token for a valid, unrevoked JWT; the old one
-// stays valid (stateless refresh, as the reference).
+// refresh issues a new token for a valid, unrevoked JWT whose user's
+// password did not change since it was issued (as every bearer is
+// checked); the old one stays valid (stateless refresh, as the
+// reference).
 func (c *call) refresh() error {
 	var req tokenRequest
 	if err := c.decode(&req, false); err != nil {
@@ -152,7 +154,7 @@ func (c *call) refresh() error {
 		return codeError(wire.ErrUnauthenticated.Code)
 	}
 	cl, err := c.s.tokens.Verify(*req.Token)
-	if err != nil || c.s.revoked.Revoked(cl) {
+	if err != nil || c.s.revoked.Revoked(cl) || !c.s.passwordUnchanged(cl) {
 		return codeError(wire.ErrUnauthenticated.Code)
 	}
 	id, err := c.s.identity(cl.User)
