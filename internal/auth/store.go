@@ -144,3 +144,8 @@ func NewRootUser(h *Hasher, username, password string) (User, error) {
 		Permissions: &Permissions{Global: AllGlobal}, CreatedAt: RootCreatedAt,
 	}, nil
 }
+
+// MaxRevokedTokens bounds a list of revoked HTTP tokens (the replicated
+// one of the metadata plane, and the HTTP API's local one): when it is
+// full, expired entries go first, then the entry that expires soonest.
+const MaxRevokedTokens = 100_000

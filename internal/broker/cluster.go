@@ -40,7 +40,9 @@ type cluster struct {
 	self config.ClusterNode
 	id   wire.Uint128
 	logs raftLogs
-	// compacted is the index the metadata log was last compacted at.
+	// compacted is the index the metadata raft log is compacted to here:
+	// its snapshot, taken by this node, found at start or installed from
+	// the leader (runCluster never compacts at or below it again).
 	compacted atomic.Uint64
 	// roster is the live roster (cluster_roster.go).
 	roster liveRoster
@@ -166,6 +168,9 @@ func (b *Broker) joinMetadataGroup() error {
 		return fmt.Errorf("cluster: metadata raft log: %w", err)
 	}
 	applied := first - 1
+	// The log starts after its snapshot: compacting again at that index
+	// would fail the storage (runCluster).
+	b.cl.compacted.Store(applied)
 	last, err := st.LastIndex()
 	if err != nil {
 		return fmt.Errorf("cluster: metadata raft log: %w", err)
@@ -209,10 +214,16 @@ func (b *Broker) runCluster(ctx context.Context) {
 		compactEvery = DefaultCompactEvery
 	}
 	var term uint64 // the term whose duties are done
+	// compacted is where the last compaction was tried; the log's own
+	// snapshot (b.cl.compacted) may be newer: found at start, installed
+	// from the leader.
 	var compacted uint64
+	due := func(v replication.View) bool {
+		return v.Applied >= max(compacted, b.cl.compacted.Load())+compactEvery
+	}
 	for {
 		v, err := h.WaitFor(ctx, replication.MetadataGroup, func(v replication.View) bool {
-			return (v.Role == replication.RoleLeader && v.Term != term) || v.Applied >= compacted+compactEvery
+			return (v.Role == replication.RoleLeader && v.Term != term) || due(v)
 		})
 		if err != nil {
 			return
@@ -230,7 +241,7 @@ func (b *Broker) runCluster(ctx context.Context) {
 			term = v.Term
 			b.log.Info("metadata leader", "term", v.Term, "replica_id", b.cl.self.ReplicaID)
 		}
-		if v.Applied >= compacted+compactEvery {
+		if due(v) {
 			at, err := h.Compact(ctx, replication.MetadataGroup)
 			switch {
 			case err == nil:
@@ -330,13 +341,20 @@ func (m clusterStateMachine) Snapshot(g replication.GroupID) ([]byte, error) {
 
 func (m clusterStateMachine) Restore(g replication.GroupID, index uint64, data []byte) error {
 	if g == replication.MetadataGroup {
-		return m.b.meta.RestoreReplicated(index, data)
+		if err := m.b.meta.RestoreReplicated(index, data); err != nil {
+			return err
+		}
+		if index > m.b.cl.compacted.Load() {
+			m.b.cl.compacted.Store(index) // the log now starts after it
+		}
+		return nil
 	}
 	return m.b.parts.RestoreReplicated(g, index, data)
 }
 
-// MetadataCompacted is the index this node last compacted the metadata
-// raft log at (0: never).
+// MetadataCompacted is the index the metadata raft log is compacted to
+// on this node: its snapshot, taken here, found at start or installed
+// from the leader (0: none).
 func (b *Broker) MetadataCompacted() uint64 {
 	if b.cl == nil {
 		return 0

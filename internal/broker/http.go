@@ -62,6 +62,7 @@ func (b *Broker) listenHTTP() error {
 		WebUI:           ui,
 		WebUICSP:        console.ContentSecurityPolicy,
 		EffectiveConfig: b.boundConfig,
+		TokenLog:        b.meta,
 	}
 	b.httpClusterOptions(&opts)
 	api, err := httpapi.New(opts)

@@ -141,8 +141,10 @@ func (c *call) patLogin() error {
 	return c.json(http.StatusOK, id)
 }
 
-// refresh issues a new token for a valid, unrevoked JWT; the old one
-// stays valid (stateless refresh, as the reference).
+// refresh issues a new token for a valid, unrevoked JWT whose user's
+// password did not change since it was issued (as every bearer is
+// checked); the old one stays valid (stateless refresh, as the
+// reference).
 func (c *call) refresh() error {
 	var req tokenRequest
 	if err := c.decode(&req, false); err != nil {
@@ -152,7 +154,7 @@ func (c *call) refresh() error {
 		return codeError(wire.ErrUnauthenticated.Code)
 	}
 	cl, err := c.s.tokens.Verify(*req.Token)
-	if err != nil || c.s.revoked.Revoked(cl) {
+	if err != nil || c.s.revoked.Revoked(cl) || !c.s.passwordUnchanged(cl) {
 		return codeError(wire.ErrUnauthenticated.Code)
 	}
 	id, err := c.s.identity(cl.User)
@@ -162,15 +164,25 @@ func (c *call) refresh() error {
 	return c.json(http.StatusOK, id)
 }
 
-// logout ends the credential's session (a Logout is committed when it
-// ever wrote) and, beyond the reference, revokes a JWT until its exp.
-// Always 204.
+// logout ends the credential's session on this node (a Logout is
+// committed when it ever wrote) and, beyond the reference, revokes a JWT
+// until its exp: through the metadata log (Options.TokenLog), so on every
+// node of a cluster. 204 once the revocation applied on this node; when
+// it could not be committed the binary protocol's 58 (never admitted, no
+// metadata leader) or 57 (outcome unknown), both 503 with Retry-After: the
+// token still verifies, so the client retries the logout with it (a retry
+// after a 57 that did commit is refused with 401: the token is revoked).
 func (c *call) logout() error {
 	if hs := c.s.sessions.drop(c.cred.key); hs != nil {
 		c.s.sessions.end(hs)
 	}
 	if c.cred.jti != "" {
-		if err := c.s.revoked.RevokeToken(c.cred.jti, c.cred.exp); err != nil {
+		code, err := c.s.revoked.RevokeToken(c.cred.user, c.cred.jti, c.cred.exp)
+		if code != 0 {
+			c.s.log.Warn("logout: the token revocation was not committed", "code", code, "err", err)
+			return codeError(code)
+		}
+		if err != nil {
 			c.s.log.Warn("could not persist a token revocation", "err", err)
 		}
 	}

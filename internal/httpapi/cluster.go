@@ -21,10 +21,14 @@ import (
 // same on every node — derived from the cluster secret, or configured —
 // and answered with the binary protocol's 58 (503) otherwise. Message
 // and offset writes are never relayed: they are served where they
-// arrive, as the binary protocol does. Logout is not relayed either: it
-// revokes the token on the node that answers it (revocation lists are
-// per node) and ends the session through the dispatcher, which in cluster
-// mode forwards the binary logout itself.
+// arrive, as the binary protocol does. Logout is not relayed either: the
+// node that answers it ends the credential's session there through the
+// dispatcher (which in cluster mode forwards the binary logout itself),
+// and commits the token's revocation through the metadata log
+// (Options.TokenLog), whose entry a follower forwards to the leader over
+// the replica transport (one hop). Every node applies it, so the token is
+// refused on every node; the answering node answers once it applied it
+// (or 58 / 57 when it could not be committed, see (*call).logout).
 
 // Cluster is what the HTTP API needs to know about the cluster.
 type Cluster interface {

@@ -17,5 +17,6 @@
 // per-credential session registered in the client table on first use
 // (http-api.md §8), with control-plane writes serialised per credential.
 // Beyond the reference, logout and password changes revoke tokens
-// (revoke.go).
+// (revoke.go); a logout's revocation goes through the metadata log, so it
+// holds on every node of a cluster.
 package httpapi

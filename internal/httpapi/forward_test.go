@@ -173,6 +173,14 @@ func TestTokenEndsWithPasswordChange(t *testing.T) {
 	if c := get(id.AccessToken.Token); c != 401 {
 		t.Fatalf("token after the password changed: %d, want 401", c)
 	}
+	// Nor can it be refreshed into a token of the new password.
+	req := httptest.NewRequest("POST", "/users/refresh-token", strings.NewReader(`{"token":"`+id.AccessToken.Token+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	if w.Code != 401 {
+		t.Fatalf("refresh of a token issued before the password changed: %d %s, want 401", w.Code, w.Body)
+	}
 	if c := get(plain.Token); c != 404 {
 		t.Fatalf("token without a password stamp: %d", c)
 	}

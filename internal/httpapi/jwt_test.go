@@ -141,7 +141,7 @@ func TestRevocationsPersist(t *testing.T) {
 	clk := newClock()
 	tk := newTokens(t, clk, nil)
 	path := t.TempDir() + "/rev.bin"
-	r, err := OpenRevocations(path, clk.Now, 10, time.Hour+5*time.Second, 5*time.Second)
+	r, err := OpenRevocations(path, clk.Now, 10, time.Hour+5*time.Second, 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestRevocationsPersist(t *testing.T) {
 	b, _ := tk.Issue(1)
 	ca, _ := tk.Verify(a.Token)
 	cb, _ := tk.Verify(b.Token)
-	if err := r.RevokeToken(ca.JTI, ca.Expiry); err != nil {
+	if _, err := r.RevokeToken(1, ca.JTI, ca.Expiry); err != nil {
 		t.Fatal(err)
 	}
 	if !r.Revoked(ca) || r.Revoked(cb) {
@@ -169,7 +169,7 @@ func TestRevocationsPersist(t *testing.T) {
 		t.Fatal("user revocation")
 	}
 	// A restart keeps both.
-	r2, err := OpenRevocations(path, clk.Now, 10, time.Hour+5*time.Second, 5*time.Second)
+	r2, err := OpenRevocations(path, clk.Now, 10, time.Hour+5*time.Second, 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestRevocationsPersist(t *testing.T) {
 	}
 	// Entries go once no token can match them.
 	clk.Advance(2 * time.Hour)
-	_ = r2.RevokeToken("x", clk.Now().Unix()+60)
+	_, _ = r2.RevokeToken(1, "x", clk.Now().Unix()+60)
 	if n := r2.Len(); n != 1 {
 		t.Fatalf("after expiry %d entries, want 1", n)
 	}
@@ -187,16 +187,16 @@ func TestRevocationsPersist(t *testing.T) {
 	if err := writeFile(path, data); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenRevocations(path, clk.Now, 10, time.Hour, 0); err == nil {
+	if _, err := OpenRevocations(path, clk.Now, 10, time.Hour, 0, nil); err == nil {
 		t.Fatal("corrupt revocation file accepted")
 	}
 }
 
 func TestRevocationsBounded(t *testing.T) {
 	clk := newClock()
-	r, _ := OpenRevocations("", clk.Now, 3, time.Hour, 0)
+	r, _ := OpenRevocations("", clk.Now, 3, time.Hour, 0, nil)
 	for i := range 5 {
-		_ = r.RevokeToken(string(rune('a'+i)), clk.Now().Unix()+int64(100+i))
+		_, _ = r.RevokeToken(1, string(rune('a'+i)), clk.Now().Unix()+int64(100+i))
 	}
 	if r.Len() != 3 {
 		t.Fatalf("%d entries, want the cap 3", r.Len())

@@ -15,8 +15,9 @@ import (
 	"github.com/iggo-dev/iggo/internal/auth"
 )
 
-// DefaultMaxRevoked bounds the revoked-jti list.
-const DefaultMaxRevoked = 100_000
+// DefaultMaxRevoked bounds the revoked-jti list kept here; the metadata
+// plane's list has the same bound.
+const DefaultMaxRevoked = auth.MaxRevokedTokens
 
 // Revocations is the token revocation list, an Iggo addition to the
 // reference (whose tokens live until exp): a logout revokes the token's
@@ -25,22 +26,47 @@ const DefaultMaxRevoked = 100_000
 // with the time in the UUIDv7 jti) until the longest lifetime plus clock
 // skew has passed.
 //
-// It lives in memory, bounded by max revoked jtis: when full, expired
-// entries are dropped first and then the entry that expires soonest (it
-// would stop verifying soonest anyway). Every change is written to a small
-// file (xxh3-64 of the JSON body, then the body; temporary file, fsync,
-// rename), so a restart keeps the revocations. A file that is missing
-// starts an empty list; one that fails its checksum is an error.
+// With a TokenLog (the broker's metadata plane) a logout's revocation is
+// committed through it: on a single node the metadata journal keeps it,
+// in cluster mode every node applies it in commit order, so the token is
+// refused everywhere and after restarts. Without one (tests, tools) the
+// jti is kept here.
+//
+// What is kept here lives in memory: the jtis revoked without a TokenLog
+// (and those a file written before logouts went through the metadata log
+// still holds), bounded by max revoked jtis — when full, expired entries
+// are dropped first and then the entry that expires soonest (it would stop
+// verifying soonest anyway) — and the password-change cut-offs. Every
+// change is written to a small file (xxh3-64 of the JSON body, then the
+// body; temporary file, fsync, rename), so a restart keeps them. A file
+// that is missing starts an empty list; one that fails its checksum is an
+// error.
 type Revocations struct {
 	path     string
 	now      func() time.Time
 	max      int
 	lifetime time.Duration // how long a user cut-off must be kept
 	skew     time.Duration // how long past exp a token still verifies
+	log      TokenLog      // nil: logouts are kept here
 
 	mu    sync.Mutex
 	jtis  map[string]int64      // jti -> token exp (unix s); guarded by mu
 	users map[auth.UserID]int64 // user -> cut-off (unix ms); guarded by mu
+}
+
+// TokenLog is the durable record of logout revocations shared by every
+// node: the metadata plane (metadata.Store), where a revocation is one
+// committed entry.
+type TokenLog interface {
+	// RevokeToken commits the revocation of user's token jti, kept until
+	// the unix second until, and returns once it applied on this node.
+	// On failure code is the binary protocol's result code (58: never
+	// admitted, 57: outcome unknown) and err says why; code is 0 on
+	// success.
+	RevokeToken(user auth.UserID, jti string, until int64) (code uint32, err error)
+	// TokenRevoked reports whether jti is revoked. It is called on every
+	// request that carries a JWT and must not allocate.
+	TokenRevoked(jti string) bool
 }
 
 // revocationFile is the persisted form.
@@ -51,15 +77,15 @@ type revocationFile struct {
 
 // OpenRevocations loads the list at path ("" keeps it in memory only).
 // lifetime is the longest token lifetime plus the clock skew; skew is the
-// verifier's leeway.
-func OpenRevocations(path string, now func() time.Time, max int, lifetime, skew time.Duration) (*Revocations, error) {
+// verifier's leeway; log, when not nil, takes the logouts' revocations.
+func OpenRevocations(path string, now func() time.Time, max int, lifetime, skew time.Duration, log TokenLog) (*Revocations, error) {
 	if now == nil {
 		now = time.Now
 	}
 	if max <= 0 {
 		max = DefaultMaxRevoked
 	}
-	r := &Revocations{path: path, now: now, max: max, lifetime: lifetime, skew: skew, jtis: map[string]int64{}, users: map[auth.UserID]int64{}}
+	r := &Revocations{path: path, now: now, max: max, lifetime: lifetime, skew: skew, log: log, jtis: map[string]int64{}, users: map[auth.UserID]int64{}}
 	if path == "" {
 		return r, nil
 	}
@@ -90,19 +116,30 @@ func OpenRevocations(path string, now func() time.Time, max int, lifetime, skew 
 	return r, nil
 }
 
-// Revoked reports whether a verified token is revoked.
+// Revoked reports whether a verified token is revoked: its jti is kept
+// here or in the TokenLog, or its user's password changed here after it
+// was issued. It allocates nothing.
 func (r *Revocations) Revoked(c Claims) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.jtis[c.JTI]; ok {
+	_, local := r.jtis[c.JTI]
+	cut, ok := r.users[c.User]
+	r.mu.Unlock()
+	if local || ok && c.IssuedMillis <= cut {
 		return true
 	}
-	cut, ok := r.users[c.User]
-	return ok && c.IssuedMillis <= cut
+	return r.log != nil && r.log.TokenRevoked(c.JTI)
 }
 
-// RevokeToken revokes one token until its exp.
-func (r *Revocations) RevokeToken(jti string, exp int64) error {
+// RevokeToken revokes user's token jti until its exp (plus the clock
+// skew). With a TokenLog it is committed there: a non-zero code is the
+// binary protocol's result code of a revocation that was not committed
+// (58, or 57 when the outcome is unknown), with err saying why. Without
+// one it is kept here; err is then a failure to write the file (the
+// revocation holds in memory, code 0).
+func (r *Revocations) RevokeToken(user auth.UserID, jti string, exp int64) (code uint32, err error) {
+	if r.log != nil {
+		return r.log.RevokeToken(user, jti, exp+int64((r.skew+time.Second-1)/time.Second))
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sweepLocked()
@@ -117,7 +154,7 @@ func (r *Revocations) RevokeToken(jti string, exp int64) error {
 		delete(r.jtis, victim)
 	}
 	r.jtis[jti] = exp
-	return r.saveLocked()
+	return 0, r.saveLocked()
 }
 
 // RevokeUser revokes every token of user issued up to now.
@@ -129,7 +166,8 @@ func (r *Revocations) RevokeUser(user auth.UserID) error {
 	return r.saveLocked()
 }
 
-// Len is the number of revoked jtis and user cut-offs.
+// Len is the number of revoked jtis and user cut-offs kept here (not
+// those of the TokenLog).
 func (r *Revocations) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -66,6 +66,10 @@ type Options struct {
 	// it (ClusterJWTKey), so tokens hold on every node and followers relay
 	// metadata writes to the leader.
 	ClusterSecret []byte
+	// TokenLog, when set, takes the revocations of logouts (the broker's
+	// metadata plane: durable, and replicated to every node in cluster
+	// mode); nil keeps them in the node's own list (Revocations).
+	TokenLog TokenLog
 }
 
 // Server is the HTTP API as an http.Handler.
@@ -116,7 +120,7 @@ func New(opts Options) (*Server, error) {
 	if opts.DataDir != "" {
 		path = filepath.Join(opts.DataDir, filepath.FromSlash(RevocationsFile))
 	}
-	rev, err := OpenRevocations(path, opts.Now, DefaultMaxRevoked, js.Lifetime+js.ClockSkew, js.ClockSkew)
+	rev, err := OpenRevocations(path, opts.Now, DefaultMaxRevoked, js.Lifetime+js.ClockSkew, js.ClockSkew, opts.TokenLog)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggo-dev/iggo/internal/broker"
 	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -100,4 +101,92 @@ func TestClusterHTTPWithoutSharedKey(t *testing.T) {
 	leader.token = follower.login(RootUsername, RootPassword)
 	leader.fail(401, 40, "GET", "/streams", nil)
 	follower.fail(503, 58, "POST", "/streams", map[string]any{"name": "local"})
+}
+
+// TestClusterHTTPLogoutEverywhere: a logout sent to one node ends the
+// token on every node: sent to a follower (forwarded to the leader) or to
+// the leader, the token is refused at once on the answering node and
+// soon on the others, after a restart, and on a node that catches up from
+// a raft snapshot taken after the logout. Tokens not logged out keep
+// working everywhere.
+func TestClusterHTTPLogoutEverywhere(t *testing.T) {
+	opts := []Option{withHTTP(), WithBrokerOptions(broker.WithCompactEvery(10))}
+	tc := startHTTPCluster(t, 3, opts[1:]...)
+	api := func(i int) *httpAPI { return newHTTPAPI(t, tc.nodes[i]) }
+	login := func(i int) string { return api(i).login(RootUsername, RootPassword) }
+	refusedEverywhere := func(what, tok string, nodes ...int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for _, i := range nodes {
+			for api(i).as(tok).do("GET", "/streams", nil).Status != http.StatusUnauthorized {
+				if time.Now().After(deadline) {
+					t.Fatalf("node %d still accepts the token %s", i, what)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			api(i).as(tok).fail(401, 40, "GET", "/streams", nil)
+		}
+	}
+
+	viaFollower, viaLeader, live := login(1), login(2), login(0)
+	for i := range 3 {
+		for _, tok := range []string{viaFollower, viaLeader, live} {
+			api(i).as(tok).ok(200, nil, "GET", "/streams", nil)
+		}
+	}
+	api(1).as(viaFollower).ok(204, nil, "DELETE", "/users/logout", nil)
+	api(1).as(viaFollower).fail(401, 40, "GET", "/streams", nil) // at once where it was answered
+	refusedEverywhere("logged out on a follower", viaFollower, 0, 2)
+	api(0).as(viaLeader).ok(204, nil, "POST", "/users/logout", nil)
+	api(0).as(viaLeader).fail(401, 40, "GET", "/streams", nil)
+	refusedEverywhere("logged out on the leader", viaLeader, 1, 2)
+	api(2).as("").fail(401, 40, "POST", "/users/refresh-token", map[string]any{"token": viaFollower})
+	for i := range 3 {
+		api(i).as(live).ok(200, nil, "GET", "/streams", nil)
+	}
+
+	// A restart keeps the revocations (refused at once, before any new
+	// entry is applied).
+	tc.nodes[2].Stop()
+	tc.start(t, 2, opts...)
+	api(2).as(viaFollower).fail(401, 40, "GET", "/streams", nil)
+	api(2).as(viaLeader).fail(401, 40, "GET", "/streams", nil)
+	api(2).as(live).ok(200, nil, "GET", "/streams", nil)
+
+	// A node down during a logout catches up from a raft snapshot that
+	// holds it.
+	tc.nodes[2].Stop()
+	tc.nodes[2] = nil
+	late := login(0)
+	api(1).as(late).ok(204, nil, "DELETE", "/users/logout", nil)
+	refusedEverywhere("logged out while a node was down", late, 0)
+	logoutOp := tc.nodes[0].Broker.Metadata().Op()
+	c := tc.nodes[0].Dial(t)
+	c.LoginRoot()
+	for i := range 40 {
+		ExpectOK(t, c.Command(wire.OpCreateStream, &wire.CreateStream{Name: fmt.Sprintf("s%02d", i)}))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for tc.nodes[0].Broker.MetadataCompacted() <= logoutOp {
+		if time.Now().After(deadline) {
+			t.Fatalf("leader's metadata log was not compacted past the logout at %d (at %d)", logoutOp, tc.nodes[0].Broker.MetadataCompacted())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tc.start(t, 2, opts...)
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		r := api(2).as(live).do("GET", "/streams/s39", nil)
+		if r.Status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("restarted node did not catch up: GET /streams/s39 = %d %s", r.Status, r.Body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if at := tc.nodes[2].Broker.MetadataCompacted(); at <= logoutOp {
+		t.Fatalf("the restarted node's log starts at %d, not after a snapshot past the logout at %d", at, logoutOp)
+	}
+	api(2).as(late).fail(401, 40, "GET", "/streams", nil)
 }

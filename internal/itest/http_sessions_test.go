@@ -3,6 +3,7 @@ package itest
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/broker"
 	"github.com/iggo-dev/iggo/internal/config"
+	"github.com/iggo-dev/iggo/internal/httpapi"
 )
 
 // TestHTTPConcurrentWritesOneCredential: parallel control-plane writes
@@ -95,6 +97,49 @@ func TestHTTPRevocationSurvivesRestart(t *testing.T) {
 	b := newHTTPAPI(t, s2)
 	b.as(revoked).fail(401, 40, "GET", "/streams", nil)
 	b.as(live.token).ok(200, nil, "GET", "/streams", nil)
+}
+
+// TestHTTPRevocationFileFromBefore: the revocation file a node wrote
+// before logouts went through the metadata log is still honoured: its
+// jtis stay revoked after the upgrade, and a logout after it is kept by
+// the metadata log across a restart.
+func TestHTTPRevocationFileFromBefore(t *testing.T) {
+	dir := t.TempDir()
+	secret := func(h *config.HTTPConfig) { h.JWT.EncodingSecret = "restart-secret-restart-secret-0123456" }
+	s1 := Start(t, WithDir(dir), withHTTP(secret))
+	a := newHTTPAPI(t, s1)
+	before := a.login(RootUsername, RootPassword)
+	cl, err := s1.Broker.HTTPAPI().Tokens().Verify(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := a.as("")
+	after.login(RootUsername, RootPassword)
+	live := a.as("")
+	live.login(RootUsername, RootPassword)
+	s1.Stop()
+
+	// The file as an earlier version wrote it for a logout of before.
+	old, err := httpapi.OpenRevocations(filepath.Join(dir, filepath.FromSlash(httpapi.RevocationsFile)), nil, 0, time.Hour, 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.RevokeToken(cl.User, cl.JTI, cl.Expiry); err != nil {
+		t.Fatal(err)
+	}
+
+	s2 := Start(t, WithDir(dir), withHTTP(secret))
+	b := newHTTPAPI(t, s2)
+	b.as(before).fail(401, 40, "GET", "/streams", nil)
+	b.as(after.token).ok(204, nil, "DELETE", "/users/logout", nil)
+	b.as(live.token).ok(200, nil, "GET", "/streams", nil)
+	s2.Stop()
+
+	s3 := Start(t, WithDir(dir), withHTTP(secret))
+	c := newHTTPAPI(t, s3)
+	c.as(before).fail(401, 40, "GET", "/streams", nil)
+	c.as(after.token).fail(401, 40, "GET", "/streams", nil)
+	c.as(live.token).ok(200, nil, "GET", "/streams", nil)
 }
 
 // TestHTTPWebUIAndMetrics: /ui serves the given files when web_ui is on

@@ -1,6 +1,7 @@
 // Package metadata is the broker's metadata plane: streams, topics,
 // partitions, consumer groups, users, personal access tokens and
-// permissions, plus the session plane's client table, kept as one
+// permissions, the HTTP tokens revoked by a logout (revoked.go), plus the
+// session plane's client table, kept as one
 // deterministic state machine behind a durable log (architecture.md,
 // "Metadata plane").
 //

@@ -39,7 +39,11 @@ const (
 	// broker encodes it); cluster mode only, committed by the node
 	// administration commands.
 	KindRoster Kind = 9
-	kindLimit  Kind = 10
+	// KindRevokeToken revokes an HTTP token (an HTTP logout): Body is
+	// the token's jti and the unix second until which it must stay
+	// revoked (revoked.go); UserID is the token's user.
+	KindRevokeToken Kind = 10
+	kindLimit       Kind = 11
 )
 
 // String names the kind.
@@ -63,6 +67,8 @@ func (k Kind) String() string {
 		return "complete-revocations"
 	case KindRoster:
 		return "roster"
+	case KindRevokeToken:
+		return "revoke-token"
 	}
 	return "kind?"
 }

@@ -102,7 +102,10 @@ func (s *Store) Bootstrapped() bool {
 // timestamp, proposes, and answers from its own apply. A Register or
 // Logout on a follower is forwarded to the leader (cluster-contract.md
 // §3: login works on every node), and the follower waits for its own
-// apply of that entry, so the session it binds is in its table.
+// apply of that entry, so the session it binds is in its table. An HTTP
+// token revocation (KindRevokeToken) is forwarded the same way: an HTTP
+// logout works on every node, and once it is answered the token is
+// refused on the node that answered.
 func (s *Store) propose(e Entry) (committed, error) {
 	s.wmu.Lock()
 	closed := s.closed
@@ -118,7 +121,7 @@ func (s *Store) propose(e Entry) (committed, error) {
 	data := appendProposal(nil, nonce, r.Self(), &e)
 	ctx, cancel := context.WithTimeout(context.Background(), ReplicaTimeout)
 	defer cancel()
-	forward := (e.Kind == KindRegister || e.Kind == KindLogout) && !r.IsLeader()
+	forward := (e.Kind == KindRegister || e.Kind == KindLogout || e.Kind == KindRevokeToken) && !r.IsLeader()
 	var err error
 	if forward {
 		err = r.Forward(ctx, data)

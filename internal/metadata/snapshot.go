@@ -13,7 +13,8 @@ import (
 )
 
 // Snapshot layout: [magic 8][version u32][op u64][users][streams]
-// [client table][extension bytes32][xxh3-64 of everything before u64].
+// [client table][revoked tokens][extension bytes32][xxh3-64 of
+// everything before u64].
 // Map contents are written in ascending key order, so equal states encode
 // to equal bytes.
 const (
@@ -23,8 +24,10 @@ const (
 	// is false there: the key did not exist).
 	// Version 3 adds every partition's PurgedAt after its created_at
 	// (0 in older versions: no purge identity was kept).
-	snapshotVersion = 3
-	// snapshotMinLen is an empty snapshot.
+	// Version 4 adds the revoked HTTP tokens after the client table
+	// (revoked.go; none in older versions).
+	snapshotVersion = 4
+	// snapshotMinLen is an empty snapshot of version 1 to 3.
 	snapshotMinLen = 8 + 4 + 8 + 4 + 4 + 4 + 4 + 8
 )
 
@@ -60,6 +63,7 @@ func encodeSnapshot(sn *snapshot) []byte {
 	for i := range recs {
 		b = appendClient(b, &recs[i])
 	}
+	b = appendRevoked(b, &st.revoked)
 	ext := sn.ext
 	if len(ext) == 0 {
 		ext = st.roster // the extension section carries the cluster roster
@@ -222,6 +226,9 @@ func decodeSnapshot(src []byte) (*snapshot, error) {
 	}
 	for n := d.count(minClientLen); n > 0 && d.err == nil; n-- {
 		sn.clients = append(sn.clients, decodeClient(&d))
+	}
+	if d.version >= 4 {
+		st.revoked = decodeRevoked(&d)
 	}
 	sn.ext = d.bytes32(len(d.b))
 	if err := d.finish(); err != nil {

@@ -150,12 +150,15 @@ type state struct {
 	// roster is the cluster roster committed by the last KindRoster
 	// entry (JSON as the broker encodes it), nil until one commits.
 	roster []byte
+	// revoked are the HTTP tokens revoked by a logout (revoked.go).
+	revoked revokedTokens
 }
 
 func newState() *state {
 	return &state{
 		streams: map[uint32]*stream{}, streamByName: map[string]uint32{},
 		users: map[uint32]*user{}, userByName: map[string]uint32{}, patByHash: map[string]*pat{},
+		revoked: newRevokedTokens(),
 	}
 }
 

@@ -420,6 +420,8 @@ func (s *Store) applyLocked(e *Entry) result {
 		s.st.applyPATCleanup(e)
 	case KindRoster:
 		s.st.roster = append([]byte(nil), e.Body...)
+	case KindRevokeToken:
+		s.st.applyRevokeToken(e)
 	case KindCommand:
 		res := s.st.applyCommand(e)
 		info, _ := wire.LookupCommand(e.Code)

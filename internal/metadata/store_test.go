@@ -181,6 +181,11 @@ func populate(t testing.TB, s *testStore) {
 		t.Fatal(err)
 	}
 	s.ok(t, wire.CmdUpdateStream, &wire.UpdateStream{StreamID: wire.NumericID(1), Name: "audit-log"})
+	for _, jti := range []string{"0193a000-0000-7000-8000-00000000000b", "0193a000-0000-7000-8000-00000000000a"} {
+		if code, err := s.RevokeToken(0, jti, 1_800_000_000); err != nil {
+			t.Fatalf("revoke %s: %d %v", jti, code, err)
+		}
+	}
 }
 
 func TestReplayReachesTheLiveState(t *testing.T) {
