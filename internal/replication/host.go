@@ -157,9 +157,11 @@ type Host struct {
 	stopped  chan struct{}
 	once     sync.Once
 
-	viewMu      sync.RWMutex // guards views and viewChanged
-	views       map[GroupID]View
-	viewChanged chan struct{} // closed and replaced on every view change
+	viewMu sync.RWMutex // guards views and viewWaits
+	views  map[GroupID]View
+	// viewWaits holds, per group somebody waits for (WaitFor), the
+	// channel closed at the group's next view change.
+	viewWaits map[GroupID]chan struct{}
 
 	// Loop-owned state: touched only by run and the closures it executes.
 	groups  map[GroupID]*group
@@ -220,7 +222,7 @@ func New(cfg Config) (*Host, error) {
 		done:        make(chan struct{}),
 		stopped:     make(chan struct{}),
 		views:       map[GroupID]View{},
-		viewChanged: make(chan struct{}),
+		viewWaits:   map[GroupID]chan struct{}{},
 		groups:      map[GroupID]*group{},
 		active:      map[GroupID]*group{},
 		leading:     map[GroupID]*group{},
