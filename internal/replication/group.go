@@ -253,7 +253,7 @@ func (h *Host) dropGroup(g *group, err error) {
 	h.stats.groups.Add(-1)
 	h.viewMu.Lock()
 	delete(h.views, g.id)
-	h.notifyLocked()
+	h.notifyLocked(g.id)
 	h.viewMu.Unlock()
 }
 

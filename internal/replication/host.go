@@ -75,6 +75,11 @@ type Config struct {
 	// MaxSizePerMsg and MaxInflightMsgs are raft's flow-control knobs.
 	MaxSizePerMsg   uint64
 	MaxInflightMsgs int
+	// CommitNoticeHold is how long a leader holds an append without
+	// entries (the notice of a new commit index) so that the next append
+	// to the same peer can carry it instead (notice.go). Zero means
+	// DefaultCommitNoticeHold; a negative value sends every notice at once.
+	CommitNoticeHold time.Duration
 	// MaxInflightBytes bounds the bytes of appends a leader has sent to
 	// one peer and not yet seen acknowledged (raft.Config.MaxInflightBytes).
 	// MaxInflightMsgs alone lets a follower that catches up (a new node
@@ -114,13 +119,16 @@ type Stats struct {
 	MessagesReceived uint64
 	// InboxDropped counts batches dropped because the inbox was full.
 	InboxDropped uint64
+	// NoticesMerged counts appends without entries (commit notices) that
+	// were not sent because a later append to the same peer carried them.
+	NoticesMerged uint64
 	// Groups and ActiveGroups: all groups, and those still ticking.
 	Groups, ActiveGroups int64
 }
 
 type counters struct {
-	ticks, raftSent, envSent, batches, received, inboxDropped atomic.Uint64
-	groups, active                                            atomic.Int64
+	ticks, raftSent, envSent, batches, received, inboxDropped, noticesMerged atomic.Uint64
+	groups, active                                                           atomic.Int64
 }
 
 type inbound struct {
@@ -149,9 +157,11 @@ type Host struct {
 	stopped  chan struct{}
 	once     sync.Once
 
-	viewMu      sync.RWMutex // guards views and viewChanged
-	views       map[GroupID]View
-	viewChanged chan struct{} // closed and replaced on every view change
+	viewMu sync.RWMutex // guards views and viewWaits
+	views  map[GroupID]View
+	// viewWaits holds, per group somebody waits for (WaitFor), the
+	// channel closed at the group's next view change.
+	viewWaits map[GroupID]chan struct{}
 
 	// Loop-owned state: touched only by run and the closures it executes.
 	groups  map[GroupID]*group
@@ -165,6 +175,11 @@ type Host struct {
 	// earlyBytes is their total size.
 	early      map[GroupID]*earlyBox
 	earlyBytes int
+	// notices are the held commit notices (notice.go); noticeTimer
+	// fires when the oldest one's hold ends, noticeArmed says it is set.
+	notices     map[noticeKey]heldNotice
+	noticeTimer *time.Timer
+	noticeArmed bool
 }
 
 // New starts a host. Close stops it.
@@ -191,6 +206,9 @@ func New(cfg Config) (*Host, error) {
 	if cfg.MaxInflightBytes < cfg.MaxSizePerMsg {
 		return nil, fmt.Errorf("replication: MaxInflightBytes %d is below MaxSizePerMsg %d", cfg.MaxInflightBytes, cfg.MaxSizePerMsg)
 	}
+	if cfg.CommitNoticeHold == 0 {
+		cfg.CommitNoticeHold = DefaultCommitNoticeHold
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -204,13 +222,16 @@ func New(cfg Config) (*Host, error) {
 		done:        make(chan struct{}),
 		stopped:     make(chan struct{}),
 		views:       map[GroupID]View{},
-		viewChanged: make(chan struct{}),
+		viewWaits:   map[GroupID]chan struct{}{},
 		groups:      map[GroupID]*group{},
 		active:      map[GroupID]*group{},
 		leading:     map[GroupID]*group{},
 		outbox:      map[NodeID][]transport.Envelope{},
 		peers:       map[NodeID]*peerState{},
+		notices:     map[noticeKey]heldNotice{},
+		noticeTimer: time.NewTimer(time.Hour),
 	}
+	h.noticeTimer.Stop()
 	for _, p := range cfg.Peers {
 		if p != cfg.Self {
 			h.peers[p] = &peerState{alive: true}
@@ -262,7 +283,7 @@ func (h *Host) Stats() Stats {
 	return Stats{
 		Ticks: s.ticks.Load(), RaftMessagesSent: s.raftSent.Load(), EnvelopesSent: s.envSent.Load(),
 		Batches: s.batches.Load(), MessagesReceived: s.received.Load(), InboxDropped: s.inboxDropped.Load(),
-		Groups: s.groups.Load(), ActiveGroups: s.active.Load(),
+		NoticesMerged: s.noticesMerged.Load(), Groups: s.groups.Load(), ActiveGroups: s.active.Load(),
 	}
 }
 
@@ -283,6 +304,7 @@ func (h *Host) run() {
 	defer close(h.stopped)
 	ticker := time.NewTicker(h.cfg.Timing.Tick)
 	defer ticker.Stop()
+	defer h.noticeTimer.Stop()
 	for {
 		select {
 		case <-h.done:
@@ -290,6 +312,8 @@ func (h *Host) run() {
 			return
 		case <-ticker.C:
 			h.tick()
+		case <-h.noticeTimer.C:
+			h.releaseNotices()
 		case in := <-h.inbox:
 			h.receive(in)
 		case in := <-h.unreach:

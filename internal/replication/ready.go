@@ -169,11 +169,20 @@ func (h *Host) restoreSnapshot(g *group, snap *raftpb.Snapshot) error {
 	return nil
 }
 
-// sendMessages queues a Ready's messages for their peers.
+// sendMessages queues a Ready's messages for their peers; appends
+// without entries are held back a little (notice.go).
 func (h *Host) sendMessages(g *group, msgs []*raftpb.Message) {
 	for _, m := range msgs {
+		to := nodeID(m.GetTo())
+		if h.holds(m) {
+			h.hold(g, to, m) // a commit notice (notice.go)
+			continue
+		}
+		if m.GetType() == raftpb.MsgApp {
+			h.supersede(g, to)
+		}
 		h.stats.raftSent.Add(1)
-		h.enqueue(nodeID(m.GetTo()), transport.Envelope{Group: uint64(g.id), Kind: transport.KindRaft, Msg: m})
+		h.enqueue(to, transport.Envelope{Group: uint64(g.id), Kind: transport.KindRaft, Msg: m})
 		if m.GetType() == raftpb.MsgSnap {
 			// Optimistic: a drop reported by the transport turns into
 			// SnapshotFailure, and raft resends when the follower rejects.

@@ -78,7 +78,9 @@ func nodes(ids []uint64) []NodeID {
 }
 
 // publish recomputes g's view and, when it changed, stores it and wakes
-// the waiters.
+// the callers waiting for g (only those: a commit in one partition's
+// group does not wake a waiter on another group, and with nobody
+// waiting a change costs no allocation).
 func (h *Host) publish(g *group) {
 	st := g.rn.BasicStatus()
 	v := View{
@@ -105,15 +107,31 @@ func (h *Host) publish(g *group) {
 	g.view, g.hasView = v, true
 	h.viewMu.Lock()
 	h.views[g.id] = v
-	h.notifyLocked()
+	h.notifyLocked(g.id)
 	h.viewMu.Unlock()
 }
 
-// notifyLocked wakes everyone waiting for a view change. Caller holds
-// viewMu for writing.
-func (h *Host) notifyLocked() {
-	close(h.viewChanged)
-	h.viewChanged = make(chan struct{})
+// notifyLocked wakes everyone waiting for a change of group g's view.
+// Caller holds viewMu for writing.
+func (h *Host) notifyLocked(g GroupID) {
+	if ch, ok := h.viewWaits[g]; ok {
+		close(ch)
+		delete(h.viewWaits, g)
+	}
+}
+
+// viewWait returns group g's view and the channel closed at its next
+// change.
+func (h *Host) viewWait(g GroupID) (View, bool, chan struct{}) {
+	h.viewMu.Lock()
+	defer h.viewMu.Unlock()
+	v, ok := h.views[g]
+	ch, waiting := h.viewWaits[g]
+	if !waiting {
+		ch = make(chan struct{})
+		h.viewWaits[g] = ch
+	}
+	return v, ok, ch
 }
 
 // Status returns the published view of group g.
@@ -135,10 +153,7 @@ func (h *Host) Leader(g GroupID) (NodeID, bool) {
 // stops.
 func (h *Host) WaitFor(ctx context.Context, g GroupID, cond func(View) bool) (View, error) {
 	for {
-		h.viewMu.RLock()
-		v, ok := h.views[g]
-		ch := h.viewChanged
-		h.viewMu.RUnlock()
+		v, ok, ch := h.viewWait(g)
 		if ok && cond(v) {
 			return v, nil
 		}
