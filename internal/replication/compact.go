@@ -10,7 +10,9 @@ import (
 
 // Compact snapshots group g's state machine at the applied index and
 // drops the log before it; followers behind that point catch up from the
-// snapshot.
+// snapshot. When the storage already holds a snapshot at or past the
+// applied index it answers ErrCompactRange (wrapped) and leaves the group
+// as it is.
 func (h *Host) Compact(ctx context.Context, g GroupID) (uint64, error) {
 	type res struct {
 		index uint64
@@ -29,6 +31,12 @@ func (h *Host) Compact(ctx context.Context, g GroupID) (uint64, error) {
 			return
 		}
 		if _, err := grp.storage.CreateSnapshot(grp.applied, grp.confState, data); err != nil {
+			if errors.Is(err, raft.ErrSnapOutOfDate) || errors.Is(err, raft.ErrCompacted) {
+				// Nothing applied since the last snapshot (or a newer
+				// one was installed): nothing to compact, the log is fine.
+				c <- res{err: fmt.Errorf("%w: %w", ErrCompactRange, err)}
+				return
+			}
 			c <- res{err: h.storageFailed(grp, fmt.Errorf("%w: create snapshot: %w", ErrStorage, err))}
 			return
 		}
@@ -59,8 +67,10 @@ func (h *Host) Compact(ctx context.Context, g GroupID) (uint64, error) {
 //
 // The configuration check covers the changes applied since the group was
 // added to this host: after a restart raft applies again every entry
-// after the storage's snapshot, so the changes that can matter (those
-// above the snapshot index, which index exceeds) are known again.
+// after the storage's snapshot, or the caller replayed them and handed
+// over the membership they made (GroupOptions.Conf, whose last change's
+// index the group records), so the changes that can matter (those above
+// the snapshot index, which index exceeds) are known again.
 func (h *Host) CompactTo(ctx context.Context, g GroupID, index uint64, data []byte) error {
 	errc := make(chan error, 1)
 	if err := h.do(ctx, func() { errc <- h.compactTo(g, index, data) }); err != nil {

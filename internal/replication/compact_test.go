@@ -135,3 +135,28 @@ func TestCompactToAfterRestart(t *testing.T) {
 		}
 	})
 }
+
+// TestCompactTwiceAtOneIndex: a Compact with nothing applied since the
+// last one answers ErrCompactRange and leaves the group serving.
+func TestCompactTwiceAtOneIndex(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 3, 32, nil)
+		c.addGroup(1)
+		if _, err := c.propose(1, []byte("a"), 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		lead := c.leader(1, 5*time.Second)
+		h := c.hosts[lead]
+		ctx := context.Background()
+		at, err := h.Compact(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := h.Compact(ctx, 1); !errors.Is(err, ErrCompactRange) {
+			t.Fatalf("second compaction at %d: %d, %v", at, again, err)
+		}
+		if _, err := c.propose(1, []byte("b"), 10*time.Second); err != nil {
+			t.Fatalf("proposal after the refused compaction: %v", err)
+		}
+	})
+}
