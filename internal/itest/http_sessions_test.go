@@ -84,8 +84,7 @@ func TestHTTPSessionCap(t *testing.T) {
 // while a live token keeps working.
 func TestHTTPRevocationSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
-	secret := func(h *config.HTTPConfig) { h.JWT.EncodingSecret = "restart-secret-restart-secret-0123456" }
-	s1 := Start(t, WithDir(dir), withHTTP(secret))
+	s1 := Start(t, WithDir(dir), withHTTP(restartSecret))
 	a := newHTTPAPI(t, s1)
 	revoked := a.login(RootUsername, RootPassword)
 	live := a.as("")
@@ -93,7 +92,7 @@ func TestHTTPRevocationSurvivesRestart(t *testing.T) {
 	a.ok(204, nil, "DELETE", "/users/logout", nil)
 	s1.Stop()
 
-	s2 := Start(t, WithDir(dir), withHTTP(secret))
+	s2 := Start(t, WithDir(dir), withHTTP(restartSecret))
 	b := newHTTPAPI(t, s2)
 	b.as(revoked).fail(401, 40, "GET", "/streams", nil)
 	b.as(live.token).ok(200, nil, "GET", "/streams", nil)
@@ -105,8 +104,7 @@ func TestHTTPRevocationSurvivesRestart(t *testing.T) {
 // the metadata log across a restart.
 func TestHTTPRevocationFileFromBefore(t *testing.T) {
 	dir := t.TempDir()
-	secret := func(h *config.HTTPConfig) { h.JWT.EncodingSecret = "restart-secret-restart-secret-0123456" }
-	s1 := Start(t, WithDir(dir), withHTTP(secret))
+	s1 := Start(t, WithDir(dir), withHTTP(restartSecret))
 	a := newHTTPAPI(t, s1)
 	before := a.login(RootUsername, RootPassword)
 	cl, err := s1.Broker.HTTPAPI().Tokens().Verify(before)
@@ -128,14 +126,14 @@ func TestHTTPRevocationFileFromBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s2 := Start(t, WithDir(dir), withHTTP(secret))
+	s2 := Start(t, WithDir(dir), withHTTP(restartSecret))
 	b := newHTTPAPI(t, s2)
 	b.as(before).fail(401, 40, "GET", "/streams", nil)
 	b.as(after.token).ok(204, nil, "DELETE", "/users/logout", nil)
 	b.as(live.token).ok(200, nil, "GET", "/streams", nil)
 	s2.Stop()
 
-	s3 := Start(t, WithDir(dir), withHTTP(secret))
+	s3 := Start(t, WithDir(dir), withHTTP(restartSecret))
 	c := newHTTPAPI(t, s3)
 	c.as(before).fail(401, 40, "GET", "/streams", nil)
 	c.as(after.token).fail(401, 40, "GET", "/streams", nil)
@@ -202,4 +200,9 @@ func TestHTTPSessionCapSweepsExpired(t *testing.T) {
 	d.login(RootUsername, RootPassword) // expires 50 min after a, b and c
 	clk.Advance(15 * time.Minute)       // a, b, c expired; d live
 	d.ok(200, nil, "POST", "/streams", map[string]any{"name": "d"})
+}
+
+// restartSecret configures a JWT secret, so tokens outlive the process.
+func restartSecret(h *config.HTTPConfig) {
+	h.JWT.EncodingSecret = "restart-secret-restart-secret-0123456"
 }
