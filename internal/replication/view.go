@@ -152,6 +152,12 @@ func (h *Host) Leader(g GroupID) (NodeID, bool) {
 // WaitFor blocks until cond holds for group g's view, ctx ends or the host
 // stops.
 func (h *Host) WaitFor(ctx context.Context, g GroupID, cond func(View) bool) (View, error) {
+	h.viewMu.RLock()
+	v, ok := h.views[g]
+	h.viewMu.RUnlock()
+	if ok && cond(v) {
+		return v, nil // the common case: no wait channel made
+	}
 	for {
 		v, ok, ch := h.viewWait(g)
 		if ok && cond(v) {
