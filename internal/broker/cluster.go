@@ -14,7 +14,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/internal/metadata"
-	"github.com/iggo-dev/iggo/internal/partition"
+	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/replication/transport"
 	"github.com/iggo-dev/iggo/wire"
@@ -316,7 +316,7 @@ func (r partitionReplicator) CompactTo(ctx context.Context, id replication.Group
 	return r.host().CompactTo(ctx, id, index, data)
 }
 
-var _ partition.Replicator = partitionReplicator{}
+var _ replicated.Replicator = partitionReplicator{}
 
 // clusterStateMachine routes the host's groups: the metadata group to the
 // metadata store, every other group to the partition plane.

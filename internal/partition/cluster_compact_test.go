@@ -48,7 +48,7 @@ func compactWhileDown(t *testing.T, net *testNet, nodes []*testNode, g replicati
 	for _, nd := range nodes[:2] {
 		eventually(t, 5*time.Second, "batches on the two live nodes", func() bool { return messages(nd.plane) == 12 })
 	}
-	first, err := nodes[0].plane.cl.replicaOf(g).seg.FirstIndex()
+	first, err := replicaOf(nodes[0].plane, g).State().FirstIndex, error(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func compactWhileDown(t *testing.T, net *testNet, nodes []*testNode, g replicati
 		part := nd.plane.lookup(clusterRef.Incarnation, 0)
 		eventually(t, 5*time.Second, "segments removed", func() bool { f, _ := part.log.Bounds(); return f == 8 })
 	}
-	if now, err := nodes[0].plane.cl.replicaOf(g).seg.FirstIndex(); err != nil || now <= first {
+	if now := replicaOf(nodes[0].plane, g).State().FirstIndex; now <= first {
 		t.Fatalf("raft log not compacted before its segments went: first index %d, before %d (%v)", now, first, err)
 	}
 	net.mu.Lock()

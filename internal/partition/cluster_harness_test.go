@@ -15,6 +15,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/replication/transport"
 	"github.com/iggo-dev/iggo/internal/session"
@@ -302,4 +303,23 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// replicaOf returns the replica of group g on p (nil if none).
+func replicaOf(p *Plane, g replication.GroupID) *replicated.Replica {
+	m, ok := p.mode.(replicatedMode)
+	if !ok {
+		return nil
+	}
+	return m.set.Replica(g)
+}
+
+// purgeEntry is the raw log entry of the purge of identity id proposed by
+// node origin, laid out as internal/partition/replicated/entry.go says: a
+// second node proposing a purge its keeper believes wanted.
+func purgeEntry(origin uint32, id uint64) []byte {
+	b := []byte{5, 1, 0, 0} // kind purge, version 1, no flags, plaintext
+	b = binary.LittleEndian.AppendUint32(b, origin)
+	b = append(b, make([]byte, 40)...) // nonce, client, request, hash
+	return binary.LittleEndian.AppendUint64(b, id)
 }

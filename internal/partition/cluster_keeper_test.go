@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/partition/commit"
+	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
@@ -23,8 +25,8 @@ func (n *testNet) setUp(id replication.NodeID) {
 func purgeIDs(nodes []*testNode) []uint64 {
 	out := make([]uint64, len(nodes))
 	for i, nd := range nodes {
-		if rep := nd.plane.cl.replicaOf(GroupID(clusterRef, 0)); rep != nil {
-			out[i] = rep.purgeID.Load()
+		if rep := replicaOf(nd.plane, GroupID(clusterRef, 0)); rep != nil {
+			out[i] = rep.State().PurgeApplied
 		}
 	}
 	return out
@@ -104,7 +106,7 @@ func TestClusterPurgeProposedTwiceAppliesOnce(t *testing.T) {
 	}
 	client := wire.Uint128{Lo: 22}
 	sendOld(t, nodes, client, 1, 3)
-	purge := (&entry{kind: entryPurge, origin: 1, purgeID: 4}).encode()
+	purge := purgeEntry(1, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := nodes[0].repl.Propose(ctx, g, purge); err != nil {
@@ -116,8 +118,8 @@ func TestClusterPurgeProposedTwiceAppliesOnce(t *testing.T) {
 	if st, base := csend(t, nodes[0].plane, client, 10, sendBody(t, clusterRef, 2, "between")); st != 0 || base != 0 {
 		t.Fatalf("send after the purge: status %d base %d", st, base)
 	}
-	if _, err := nodes[0].repl.Propose(ctx, g, purge); !errors.Is(err, errPurgeKnown) {
-		t.Errorf("second proposal of purge 4: %v, want errPurgeKnown", err)
+	if _, err := nodes[0].repl.Propose(ctx, g, purge); !errors.Is(err, replicated.ErrPurgeKnown) {
+		t.Errorf("second proposal of purge 4: %v, want ErrPurgeKnown", err)
 	}
 	// The metadata asking for it once more changes nothing either.
 	for _, nd := range nodes {
@@ -247,9 +249,9 @@ func TestClusterGroupOffsetDeletionSurvivesLeaderChange(t *testing.T) {
 	sendOld(t, nodes, wire.Uint128{Lo: 25}, 1, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	store := (&entry{kind: entryOffsetStore, origin: 0, consumer: storage.KindGroup, id: 3, offset: 1}).encode()
-	if _, err := nodes[0].repl.Propose(ctx, g, store); err != nil {
-		t.Fatal(err)
+	store := commit.Write{Kind: commit.OffsetStore, Consumer: storage.KindGroup, ID: 3, Offset: 1}
+	if out := replicaOf(nodes[0].plane, g).Commit(ctx, store); out.Code != 0 {
+		t.Fatalf("group offset store: status %d", out.Code)
 	}
 	for _, nd := range nodes {
 		eventually(t, 5*time.Second, "the group offset on every node", func() bool { _, ok := groupOffset(nd); return ok })
@@ -279,30 +281,6 @@ func TestClusterGroupOffsetDeletionSurvivesLeaderChange(t *testing.T) {
 	}
 }
 
-// TestAdoptPurgeFromSnapshot: a purge identity learnt from a restored
-// partition snapshot is kept and persisted (the purge is no longer
-// wanted, and a restart reads it back); a lower one changes nothing.
-func TestAdoptPurgeFromSnapshot(t *testing.T) {
-	_, nodes := startCluster(t, 1)
-	p := nodes[0].plane
-	rep := p.cl.replicaOf(GroupID(clusterRef, 0))
-	waitLeader(t, nodes[0], rep.group, func(v replication.View) bool { return v.Role == replication.RoleLeader })
-	if err := p.adoptPurge(rep, 6); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.adoptPurge(rep, 2); err != nil {
-		t.Fatal(err)
-	}
-	rep.want(6) // the metadata names it: nothing to do
-	if p.cl.pending(rep) || rep.purgeID.Load() != 6 {
-		t.Fatalf("after adopting purge 6: pending %v, identity %d", p.cl.pending(rep), rep.purgeID.Load())
-	}
-	r, err := readPurgeRecord(rep.part.dir)
-	if err != nil || r.id != 6 {
-		t.Fatalf("purge record %+v, %v; want identity 6", r, err)
-	}
-}
-
 // historyTopics is fakeTopics that knows group 3 was deleted
 // (catalog.GroupHistory).
 type historyTopics struct{ fakeTopics }
@@ -319,9 +297,9 @@ func TestClusterGroupDeletionWantedAcrossRestart(t *testing.T) {
 	v := waitLeader(t, nodes[0], g, func(v replication.View) bool { return v.HasLeader })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	store := (&entry{kind: entryOffsetStore, consumer: storage.KindGroup, id: 3, offset: 1}).encode()
-	if _, err := nodes[v.Leader].repl.Propose(ctx, g, store); err != nil {
-		t.Fatal(err)
+	store := commit.Write{Kind: commit.OffsetStore, Consumer: storage.KindGroup, ID: 3, Offset: 1}
+	if out := replicaOf(nodes[v.Leader].plane, g).Commit(ctx, store); out.Code != 0 {
+		t.Fatalf("group offset store: status %d", out.Code)
 	}
 	for _, nd := range nodes {
 		eventually(t, 5*time.Second, "the group offset on every node", func() bool { _, ok := groupOffset(nd); return ok })

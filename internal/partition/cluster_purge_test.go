@@ -1,10 +1,6 @@
 package partition
 
 import (
-	"encoding/binary"
-	"hash/crc32"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -48,36 +44,4 @@ func purgeRef(id uint64) catalog.TopicRef {
 	r := clusterRef
 	r.PurgedAt = id
 	return r
-}
-
-// TestPurgeRecordForms: the record keeps index and identity; the older
-// 12-byte form (index only) still reads, as identity 0; a damaged record
-// is an error.
-func TestPurgeRecordForms(t *testing.T) {
-	dir := t.TempDir()
-	if r, err := readPurgeRecord(dir); err != nil || r != (purgeRecord{}) {
-		t.Fatalf("no record: %+v, %v", r, err)
-	}
-	if err := writePurgeRecord(dir, purgeRecord{index: 41, id: 9}); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := readPurgeRecord(dir); err != nil || r != (purgeRecord{index: 41, id: 9}) {
-		t.Fatalf("record: %+v, %v", r, err)
-	}
-	legacy := binary.LittleEndian.AppendUint64(nil, 17)
-	legacy = binary.LittleEndian.AppendUint32(legacy, crc32.Checksum(legacy, purgeCRC))
-	path := filepath.Join(dir, purgeFileName)
-	if err := os.WriteFile(path, legacy, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := readPurgeRecord(dir); err != nil || r != (purgeRecord{index: 17}) {
-		t.Fatalf("legacy record: %+v, %v", r, err)
-	}
-	legacy[3] ^= 1
-	if err := os.WriteFile(path, legacy, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := readPurgeRecord(dir); err == nil {
-		t.Fatal("a damaged record read")
-	}
 }

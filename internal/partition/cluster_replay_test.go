@@ -53,7 +53,7 @@ func TestClusterRestartReplaysMembershipChanges(t *testing.T) {
 	if !slices.Equal(v.Voters, voters) || !slices.Equal(v.Learners, []replication.NodeID{6}) || v.Joint {
 		t.Fatalf("membership after restart: voters %v learners %v joint %v", v.Voters, v.Learners, v.Joint)
 	}
-	if n := p.cl.replicaOf(g).seg.reads.Load(); n != 0 {
+	if n := replicaOf(p, g).State().ReadsBack; n != 0 {
 		t.Fatalf("the restart read %d batches back from the segment", n)
 	}
 	if !bytes.Equal(pollAll(t, p, clusterRef), before) {
@@ -72,7 +72,7 @@ func TestClusterRestartReplaysMembershipChanges(t *testing.T) {
 	if st := p.PartitionStats(clusterRef, 0); st.Messages != 8 {
 		t.Fatalf("after the second restart: %+v", st)
 	}
-	if n := p.cl.replicaOf(g).seg.reads.Load(); n != 0 {
+	if n := replicaOf(p, g).State().ReadsBack; n != 0 {
 		t.Fatalf("the second restart read %d batches back from the segment", n)
 	}
 	stop(p, nd)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/internal/storage"
@@ -15,7 +16,7 @@ import (
 
 // windowOf returns the duplicate window of partition 0 on p.
 func windowOf(p *Plane) []session.ClientWindow {
-	return p.lookup(clusterRef.Incarnation, 0).exportWindow()
+	return p.lookup(clusterRef.Incarnation, 0).window.Export(session.DefaultPartitionWindowClients)
 }
 
 // TestClusterWindowSurvivesSnapshot: while a replica is down, a client's
@@ -157,7 +158,7 @@ func TestStateAtIsTheAppliedState(t *testing.T) {
 	p, stop := singleNode(t, t.TempDir(), replication.NewMemoryLog(), ref)
 	defer stop()
 	g := GroupID(clusterRef, 0)
-	rep := p.cl.replicaOf(g)
+	rep := replicaOf(p, g)
 	a, b := wire.Uint128{Lo: 1}, wire.Uint128{Lo: 2}
 	consumer := func(id uint32) wire.Consumer { return wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(id)} }
 	del := wire.DeleteConsumerOffset{Consumer: consumer(3),
@@ -174,24 +175,21 @@ func TestStateAtIsTheAppliedState(t *testing.T) {
 	}
 	applied := func() uint64 {
 		t.Helper()
-		last, err := rep.seg.LastIndex()
-		if err != nil {
-			t.Fatal(err)
-		}
+		last := rep.State().LastIndex
 		// The view may lag the apply the reply waited for.
-		return waitLeader(t, &testNode{plane: p, repl: p.cl.r.(*testReplicator)}, g, func(v replication.View) bool { return v.Applied >= last }).Applied
+		return waitLeader(t, &testNode{plane: p, repl: p.opts.Replicator.(*testReplicator)}, g, func(v replication.View) bool { return v.Applied >= last }).Applied
 	}
-	live := func() snapState {
-		return snapState{window: windowOf(p), purge: rep.purgeID.Load(), offsets: p.lookup(clusterRef.Incarnation, 0).log.Offsets().All()}
+	live := func() replicated.PartitionState {
+		return replicated.PartitionState{Window: windowOf(p), Purge: rep.State().PurgeApplied, Offsets: p.lookup(clusterRef.Incarnation, 0).log.Offsets().All()}
 	}
-	check := func(what string, index uint64, want snapState) {
+	check := func(what string, index uint64, want replicated.PartitionState) {
 		t.Helper()
-		got, err := p.stateAt(rep, index)
+		got, err := rep.StateAt(index)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(want.offsets) == 0 {
-			want.offsets = []storage.OffsetEntry{}
+		if len(want.Offsets) == 0 {
+			want.Offsets = []storage.OffsetEntry{}
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: state at index %d\n%+v\nwant\n%+v", what, index, got, want)
@@ -225,64 +223,22 @@ func TestStateAtIsTheAppliedState(t *testing.T) {
 	// compaction at the purge waits and the purge entry is read from the
 	// log.
 	hold := make(chan struct{})
-	p.cl.ops.push(func(context.Context) { <-hold })
+	p.mode.(replicatedMode).set.Hold(hold)
 	store(13, 5, 3)
 	if err := p.PurgeTopic(purgeRef(7)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "purge", func() bool { return rep.purgeID.Load() == 7 })
+	eventually(t, 5*time.Second, "purge", func() bool { return rep.State().PurgeApplied == 7 })
 	csend(t, p, a, 5, sendBody(t, clusterRef, 1, "a"))
 	store(14, 6, 0)
 	check("at the index before the later writes", at, then)
-	if now := live(); now.purge != 7 || len(now.offsets) != 1 {
+	if now := live(); now.Purge != 7 || len(now.Offsets) != 1 {
 		t.Fatalf("live state after the purge: %+v", now)
 	}
 	check("across a purge", applied(), live())
 	close(hold)
 	eventually(t, 5*time.Second, "compaction at the purge", func() bool {
-		snap, err := rep.seg.headers().Snapshot()
-		if err != nil || len(snap.GetData()) == 0 {
-			return false
-		}
-		ps, err := decodeSnapshot(snap.GetData())
-		return err == nil && ps.purge == 7
+		return rep.State().SnapshotPurge == 7
 	})
 	check("after a purge", applied(), live())
-}
-
-// TestRestoreReplicatedWindow: a version 3 snapshot's window replaces the
-// replica's, a version 2 snapshot (no window) leaves it as it is, and a
-// snapshot taken on the loop carries the live window.
-func TestRestoreReplicatedWindow(t *testing.T) {
-	r := &testReplicator{self: 0, voters: []replication.NodeID{0}}
-	p := newClusterPlane(t, t.TempDir(), r, nil, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
-	defer p.Close()
-	p.cl.ops.close() // no host: keep the group lifecycle from running
-	if err := p.CreatePartitions(clusterRef, []uint32{0}); err != nil {
-		t.Fatal(err)
-	}
-	g := GroupID(clusterRef, 0)
-	part := p.lookup(clusterRef.Incarnation, 0)
-	own, theirs := wire.Uint128{Lo: 1}, wire.Uint128{Lo: 2}
-	part.commitWindow(windowKey{client: own, request: 1, hash: 11})
-	if err := p.RestoreReplicated(g, 5, encodeV2(partSnapshot{})); err != nil {
-		t.Fatal(err)
-	}
-	if !part.inWindow(windowKey{client: own, request: 1, hash: 11}) {
-		t.Fatal("a version 2 snapshot cleared the window")
-	}
-	snap := partSnapshot{window: []session.ClientWindow{{Client: theirs, Watermark: 4, Committed: []session.CommittedRequest{{Request: 4, BodyHash: 44}}}}}
-	if err := p.RestoreReplicated(g, 6, snap.encode()); err != nil {
-		t.Fatal(err)
-	}
-	if part.inWindow(windowKey{client: own, request: 1, hash: 11}) || !part.inWindow(windowKey{client: theirs, request: 4, hash: 44}) {
-		t.Fatalf("after a version 3 restore: %+v", windowOf(p))
-	}
-	data, err := p.SnapshotReplicated(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, err := decodeSnapshot(data); err != nil || !reflect.DeepEqual(s.window, snap.window) {
-		t.Fatalf("snapshot on the loop: %+v %v", s.window, err)
-	}
 }

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"go.etcd.io/raft/v3"
-	"go.etcd.io/raft/v3/raftpb"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,8 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/encryption"
+	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
@@ -213,7 +215,7 @@ func TestClusterRestartReplaysIdempotently(t *testing.T) {
 		t.Fatalf("the bootstrap entries were not compacted: first index %d", first)
 	}
 	// The replay applied the batches from their headers.
-	if n := p.cl.replicaOf(g).seg.reads.Load(); n != 0 {
+	if n := replicaOf(p, g).State().ReadsBack; n != 0 {
 		t.Fatalf("the restart read %d batches back from the segment", n)
 	}
 	if !bytes.Equal(pollAll(t, p, clusterRef), before) {
@@ -383,7 +385,7 @@ func TestClusterTransientCodes(t *testing.T) {
 	if st, _ := csend(t, nodes[0].plane, client, 2, sendBody(t, clusterRef, 1, "r")); st != wire.ErrTransientNotAccepted.Code {
 		t.Fatalf("send with no leader: status %d", st)
 	}
-	if d := time.Since(began); d < leaderWait-100*time.Millisecond {
+	if d := time.Since(began); d < replicated.LeaderWait-100*time.Millisecond {
 		t.Fatalf("answered 58 after %v, before waiting for a leader", d)
 	}
 	// Node 1 returns: node 0 holds the longer log, so it leads again and
@@ -421,8 +423,8 @@ func TestClusterTransientCodes(t *testing.T) {
 func describe(nd *testNode, g replication.GroupID) string {
 	v, _ := nd.host().Status(g)
 	halted := false
-	if rep := nd.plane.replicaFor(g); rep != nil {
-		halted = rep.halted.Load()
+	if rep := replicaOf(nd.plane, g); rep != nil {
+		halted = rep.State().Halted
 	}
 	return fmt.Sprintf("view %+v halted %v stats %+v", v, halted, nd.plane.PartitionStats(clusterRef, 0))
 }

@@ -3,8 +3,9 @@ package partition
 import (
 	"errors"
 	"fmt"
-	"github.com/zeebo/xxh3"
 	"sync/atomic"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/iggo-dev/iggo/internal/encryption"
 	"github.com/iggo-dev/iggo/internal/storage"

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/encryption"
+	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -80,8 +82,15 @@ func sendTo(t *testing.T, p *Plane, ref catalog.TopicRef, batch []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.appendRecord(part, batch, v.MessageCount()); err != nil {
-		t.Fatal(err)
+	sealed, buf, code := p.seal(part, batch)
+	if code != 0 {
+		t.Fatalf("seal: status %d", code)
+	}
+	if buf != nil {
+		defer part.crypt.cipher.PutBuffer(buf)
+	}
+	if out := part.commit.Commit(context.Background(), commit.Write{Kind: commit.Send, Rec: sealed, Count: v.MessageCount()}); out.Code != 0 {
+		t.Fatalf("append: status %d", out.Code)
 	}
 }
 

@@ -1,11 +1,13 @@
 package partition
 
 import (
+	"github.com/zeebo/xxh3"
+
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
-	"github.com/zeebo/xxh3"
 )
 
 // getOffset serves GET_CONSUMER_OFFSET (code 120): 20 bytes, or an empty
@@ -51,25 +53,37 @@ func (p *Plane) getOffset(x *dispatch.Exchange) {
 	x.Reply(out.AppendTo(x.Scratch()))
 }
 
-// offsetWrite runs a STORE/DELETE through the partition's duplicate window
-// (ack = Quorum) or directly (ack = NoAck bypasses it, upstream-framing.md).
-// apply returns the status code (0 = success).
-func (p *Plane) offsetWrite(x *dispatch.Exchange, part *partition, ack wire.OffsetAck, apply func() uint32) {
-	if ack == wire.AckNone {
-		p.answerWrite(x, apply())
-		return
+// offsetWrite commits a STORE/DELETE (w carries the kind, consumer and
+// offset) through the partition's committer: through the duplicate window
+// (ack = Quorum) or without it (ack = NoAck bypasses it,
+// upstream-framing.md; a replicated NoAck write answers once the leader's
+// checks pass). A committed group offset store is reported to the
+// consumer groups (catalog.Topics.GroupCommitted: the in-flight mark of
+// the cooperative hand-off; it may complete a pending revocation,
+// semantics.md §6.3 step 4).
+func (p *Plane) offsetWrite(x *dispatch.Exchange, t target, ack wire.OffsetAck, w commit.Write) {
+	if w.Kind == commit.OffsetStore && t.kind == storage.KindGroup {
+		w.Applied = func() { p.catalog().GroupCommitted(t.ref, t.id, t.client, t.part.id, w.Offset) }
 	}
-	_, client, _ := userOf(x)
-	key := windowKey{client: client, request: x.Header.Request, hash: xxh3.Hash(x.Body)}
-	if !part.begin(key) {
+	if ack == wire.AckNone {
+		w.Async = true
+	} else {
+		_, client, _ := userOf(x)
+		w.Windowed = true
+		w.Key = commit.Key{Client: client, Request: x.Header.Request, Hash: xxh3.Hash(x.Body)}
+	}
+	out := t.part.commit.Commit(x.Conn.Context(), w)
+	if out.Dup {
 		x.Reply(wire.AppendResultOK(x.Scratch()))
 		return
 	}
-	code := apply()
-	part.end(key, code == 0)
-	p.answerWrite(x, code)
+	p.answerWrite(x, out.Code)
+	if out.Code == 0 {
+		p.markCommitted(x, out)
+	}
 }
 
+// answerWrite answers a result-framed write: code, or an empty success.
 func (p *Plane) answerWrite(x *dispatch.Exchange, code uint32) {
 	if code != 0 {
 		x.Deny(code)
@@ -92,31 +106,15 @@ func (p *Plane) storeOffset(x *dispatch.Exchange) {
 		return
 	}
 	part := t.part
-	if p.cl != nil {
-		p.offsetCluster(x, t, req.Ack, entry{kind: entryOffsetStore, consumer: t.kind, id: t.id, offset: req.Offset}, func() uint32 {
+	p.offsetWrite(x, t, req.Ack, commit.Write{Kind: commit.OffsetStore, Consumer: t.kind, ID: t.id, Offset: req.Offset,
+		Check: func() uint32 {
+			// The one validation of a store: not past the last committed
+			// offset (an explicit store may move backwards).
 			if first, next := part.log.Bounds(); first == next || req.Offset >= next {
 				return wire.ErrInvalidOffset.Code
 			}
 			return 0
-		})
-		return
-	}
-	p.offsetWrite(x, part, req.Ack, func() uint32 {
-		first, next := part.log.Bounds()
-		if first == next || req.Offset >= next {
-			return wire.ErrInvalidOffset.Code
-		}
-		if err := part.log.Offsets().Store(t.kind, t.id, req.Offset); err != nil {
-			p.log.Warn("store consumer offset", "dir", part.dir, "err", err)
-			return wire.ErrCannotAppendMessage.Code
-		}
-		if t.kind == storage.KindGroup {
-			// The in-flight mark of the cooperative hand-off; it may
-			// complete a pending revocation (semantics.md §6.3 step 4).
-			p.catalog().GroupCommitted(t.ref, t.id, t.client, part.id, req.Offset)
-		}
-		return 0
-	})
+		}})
 }
 
 // writeTarget resolves the partition a STORE/DELETE consumer offset
@@ -153,32 +151,18 @@ func (p *Plane) deleteOffset(x *dispatch.Exchange) {
 	if !ok {
 		return
 	}
-	part := t.part
-	if p.cl != nil {
-		var check func() uint32
-		if req.Ack == wire.AckNone {
-			// Answered before the apply: the leader's state decides.
-			check = func() uint32 {
-				if _, ok := part.log.Offsets().Get(t.kind, t.id); !ok {
-					return wire.ErrConsumerOffsetNotFound.Code
-				}
-				return 0
+	w := commit.Write{Kind: commit.OffsetDelete, Consumer: t.kind, ID: t.id}
+	if req.Ack == wire.AckNone {
+		// Answered before a replicated apply: the state here decides.
+		part := t.part
+		w.Check = func() uint32 {
+			if _, ok := part.log.Offsets().Get(t.kind, t.id); !ok {
+				return wire.ErrConsumerOffsetNotFound.Code
 			}
+			return 0
 		}
-		p.offsetCluster(x, t, req.Ack, entry{kind: entryOffsetDelete, consumer: t.kind, id: t.id}, check)
-		return
 	}
-	p.offsetWrite(x, part, req.Ack, func() uint32 {
-		ok, err := part.log.Offsets().Delete(t.kind, t.id)
-		switch {
-		case err != nil:
-			p.log.Warn("delete consumer offset", "dir", part.dir, "err", err)
-			return wire.ErrCannotAppendMessage.Code
-		case !ok:
-			return wire.ErrConsumerOffsetNotFound.Code
-		}
-		return 0
-	})
+	p.offsetWrite(x, t, req.Ack, w)
 }
 
 // Register installs the partition-plane handlers in d: SEND_MESSAGES,

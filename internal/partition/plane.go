@@ -1,7 +1,6 @@
 package partition
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,8 +14,9 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/encryption"
+	"github.com/iggo-dev/iggo/internal/partition/commit"
+	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/replication"
-	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -61,8 +61,9 @@ type Options struct {
 	// it. See encrypt.go.
 	Cipher *encryption.Cipher
 	// Replicator, when set, puts the plane in cluster mode: every
-	// partition is a raft group on it (cluster*.go). nil is single node.
-	Replicator Replicator
+	// partition is a raft group on it (internal/partition/replicated).
+	// nil is single node.
+	Replicator replicated.Replicator
 	// LogStorage opens the raft log of a partition group in dir
 	// (<partition dir>/raft); nil keeps the logs in memory
 	// (replication.NewMemoryLog). Cluster mode only.
@@ -84,8 +85,8 @@ type Plane struct {
 	closed bool              // guarded by mu
 	enc    planeCrypt        // encrypt.go
 
-	// cl is the cluster-mode state; nil in single-node mode.
-	cl *cluster
+	// mode makes and unmakes the partitions' committers (mode.go).
+	mode mode
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -114,25 +115,16 @@ type partition struct {
 	// log is nil when the partition is stopped (broken is set).
 	log    *storage.Partition
 	broken error
-	window *session.PartitionWindow
+	// window is the duplicate window; its owner is commit.
+	window *commit.Window
 	// traffic counts messages and bytes in and out (observe.go).
 	traffic traffic
 	// crypt is the encryption state; nil for a plaintext partition (encrypt.go).
 	crypt *partCrypt
-
-	// inflight serialises a window Check with the Commit that follows it
-	// for the same (client, request, body hash), so a retry that arrives
-	// while the original is still appending waits for its outcome.
-	winMu    sync.Mutex
-	winCond  sync.Cond
-	inflight map[windowKey]struct{}
-	waiters  int
-}
-
-type windowKey struct {
-	client  wire.Uint128
-	request uint64
-	hash    uint64
+	// commit commits the partition's writes: local.go, or its
+	// replicated.Replica in cluster mode; nil while the partition is
+	// stopped.
+	commit commit.Committer
 }
 
 var _ catalog.Data = (*Plane)(nil)
@@ -157,9 +149,9 @@ func New(opts Options) (*Plane, error) {
 		opts.RetentionInterval = DefaultRetentionInterval
 	}
 	p := &Plane{opts: opts, log: opts.Logger, topics: map[uint64]*topic{}, stop: make(chan struct{})}
+	p.mode = localMode{p}
 	if opts.Replicator != nil {
-		p.cl = newCluster(opts.Replicator)
-		p.cl.ops.init()
+		p.mode = newReplicatedMode(p)
 	}
 	if opts.RetentionInterval > 0 {
 		p.wg.Add(1)
@@ -197,11 +189,11 @@ func (p *Plane) storageOptions(s wire.TopicSettings, id uint32) storage.Options 
 		seg = 0 // storage default
 	}
 	return storage.Options{
-		Format:         batchFormat{partitionID: uint64(id)},
+		Format:         commit.BatchFormat{PartitionID: uint64(id)},
 		SegmentBytes:   seg,
 		Preallocate:    s.PreallocateSegments,
 		Fsync:          s.EnforceFsync,
-		Held:           p.cl != nil,
+		Held:           p.mode.held(),
 		OffsetsFsync:   s.ConsumerOffsetFsync,
 		FlushMessages:  uint64(s.MessagesRequiredToSave),
 		FlushBytes:     s.SizeOfMessagesRequiredToSave,
@@ -230,16 +222,16 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 	}
 	tp.ref.Settings = t.Settings
 	var errs []error
-	wanted := false
 	for _, id := range ids {
 		if part, ok := tp.parts[id]; ok {
 			// Open already (a metadata snapshot restored): a purge it
 			// names may be new.
-			wanted = p.wantPurge(t, part) || wanted
+			if part.commit != nil {
+				part.commit.WantPurge(t.PurgedAt)
+			}
 			continue
 		}
-		part := &partition{id: id, dir: p.PartitionDir(t, id), window: session.NewPartitionWindow(p.opts.WindowClients), inflight: map[windowKey]struct{}{}}
-		part.winCond.L = &part.winMu
+		part := &partition{id: id, dir: p.PartitionDir(t, id), window: commit.NewWindow(p.opts.WindowClients)}
 		log, err := storage.Open(part.dir, p.storageOptions(t.Settings, id))
 		if err != nil {
 			if errors.Is(err, storage.ErrCorrupt) {
@@ -259,13 +251,8 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 		delete(tp.unopened, id)
 		part.log = log
 		tp.parts[id] = part
-		if p.cl != nil {
-			p.addReplica(tp.ref, part)
-			wanted = p.wantPurge(t, part) || wanted
-		}
-	}
-	if wanted {
-		p.kickKeeper()
+		part.commit = p.mode.open(tp.ref, part)
+		part.commit.WantPurge(t.PurgedAt)
 	}
 	return errors.Join(errs...)
 }
@@ -273,9 +260,7 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 // DeletePartitions implements catalog.Data: it closes the partitions and
 // removes their data and offsets.
 func (p *Plane) DeletePartitions(t catalog.TopicRef, ids []uint32) error {
-	if p.cl != nil {
-		p.dropReplicas(t, ids)
-	}
+	p.mode.drop(t, ids)
 	p.mu.Lock()
 	tp := p.topics[t.Incarnation]
 	var victims []*partition
@@ -314,13 +299,11 @@ func (p *Plane) DeleteTopic(t catalog.TopicRef) error {
 	delete(p.topics, t.Incarnation)
 	p.mu.Unlock()
 	if tp != nil {
-		if p.cl != nil {
-			ids := make([]uint32, 0, len(tp.parts))
-			for id := range tp.parts {
-				ids = append(ids, id)
-			}
-			p.dropReplicas(t, ids)
+		ids := make([]uint32, 0, len(tp.parts))
+		for id := range tp.parts {
+			ids = append(ids, id)
 		}
+		p.mode.drop(t, ids)
 		for _, part := range tp.parts {
 			if part.log != nil {
 				if err := part.log.Close(); err != nil && !errors.Is(err, storage.ErrClosed) {
@@ -346,23 +329,12 @@ func (p *Plane) removeIfEmpty(dir string) {
 
 // PurgeTopic implements catalog.Data: every partition of the topic loses
 // its messages and consumer offsets; offsets restart at 0. In cluster mode
-// the purge goes through each partition's raft log (cluster_purge.go).
+// the purge goes through each partition's raft log (replicated/purge.go).
 func (p *Plane) PurgeTopic(t catalog.TopicRef) error {
-	if p.cl != nil {
-		p.purgeCluster(t)
-		return nil
-	}
 	var errs []error
 	for _, part := range p.topicParts(t) {
-		if part.log == nil {
-			continue
-		}
-		if err := p.resetCrypt(part); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if err := part.log.Purge(); err != nil {
-			errs = append(errs, fmt.Errorf("purge partition %d: %w", part.id, err))
+		if part.commit != nil {
+			errs = append(errs, part.commit.Purge(t.PurgedAt))
 		}
 	}
 	return errors.Join(errs...)
@@ -373,39 +345,19 @@ func (p *Plane) PurgeTopic(t catalog.TopicRef) error {
 // (idempotence); the metadata plane checks existence.
 func (p *Plane) DeleteSegments(t catalog.TopicRef, partitionID uint32, count uint32) error {
 	part := p.lookup(t.Incarnation, partitionID)
-	if part == nil || part.log == nil {
+	if part == nil || part.commit == nil {
 		return nil
 	}
-	n := int(min(count, 1<<30))
-	if p.cl != nil {
-		// The raft log is compacted first, a blocking call to the host,
-		// whose loop may be running this metadata effect: queued.
-		g := GroupID(t, partitionID)
-		p.cl.ops.push(func(context.Context) {
-			if _, err := p.removeOldest(part, g, n); err != nil {
-				p.log.Warn("delete segments", "dir", part.dir, "err", err)
-			}
-		})
-		return nil
-	}
-	_, err := part.log.DeleteOldestSegments(n)
-	return err
+	return part.commit.DeleteSegments(int(min(count, 1<<30)))
 }
 
 // DeleteGroupOffsets implements catalog.Data: the group's offsets are
 // removed from every partition of the topic.
 func (p *Plane) DeleteGroupOffsets(t catalog.TopicRef, group uint32) error {
-	if p.cl != nil {
-		p.deleteGroupOffsetsCluster(t, group)
-		return nil
-	}
 	var errs []error
 	for _, part := range p.topicParts(t) {
-		if part.log == nil {
-			continue
-		}
-		if _, err := part.log.Offsets().Delete(storage.KindGroup, group); err != nil {
-			errs = append(errs, err)
+		if part.commit != nil {
+			errs = append(errs, part.commit.DeleteGroupOffsets(group))
 		}
 	}
 	return errors.Join(errs...)
@@ -493,10 +445,7 @@ func (p *Plane) Close() error {
 	p.mu.Unlock()
 	close(p.stop)
 	p.wg.Wait()
-	if p.cl != nil {
-		p.cl.ops.close()
-		p.stopKeeper()
-	}
+	p.mode.close()
 	var errs []error
 	for _, tp := range topics {
 		for _, part := range tp.parts {

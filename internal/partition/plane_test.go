@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -223,7 +224,7 @@ func TestPickPartition(t *testing.T) {
 }
 
 func TestBatchFormat(t *testing.T) {
-	f := batchFormat{partitionID: 4}
+	f := commit.BatchFormat{PartitionID: 4}
 	rec := testBatch(t, 3)
 	if n, err := f.RecordLen(rec[:wire.BatchHeaderSize]); err != nil || n != int64(len(rec)) {
 		t.Fatalf("RecordLen %d %v", n, err)
@@ -254,7 +255,7 @@ func FuzzBatchFormat(f *testing.F) {
 	f.Add(seed)
 	f.Add(make([]byte, wire.BatchHeaderSize))
 	f.Fuzz(func(t *testing.T, rec []byte) {
-		bf := batchFormat{partitionID: 1}
+		bf := commit.BatchFormat{PartitionID: 1}
 		if len(rec) >= wire.BatchHeaderSize {
 			_, _ = bf.RecordLen(rec)
 		}

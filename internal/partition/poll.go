@@ -9,6 +9,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -195,15 +196,17 @@ func (p *Plane) poll(x *dispatch.Exchange) {
 			return
 		}
 	}
-	if req.AutoCommit && (p.cl == nil || !p.autoCommitCluster(t, last)) {
-		if _, err := part.log.Offsets().Advance(t.kind, t.id, last); err != nil {
-			p.log.Warn("auto-commit failed", "dir", part.dir, "err", err)
-		} else if group {
-			// Report what is stored now: auto-commit never moves the
-			// offset backwards, so it may be beyond last.
-			stored, _ := part.log.Offsets().Get(t.kind, t.id)
-			p.catalog().GroupCommitted(t.ref, t.id, t.client, part.id, stored)
+	if req.AutoCommit {
+		w := commit.Write{Kind: commit.OffsetAdvance, Consumer: t.kind, ID: t.id, Offset: last, Async: true}
+		if group {
+			w.Applied = func() {
+				// Report what is stored now: auto-commit never moves the
+				// offset backwards, so it may be beyond last.
+				stored, _ := part.log.Offsets().Get(t.kind, t.id)
+				p.catalog().GroupCommitted(t.ref, t.id, t.client, part.id, stored)
+			}
 		}
+		part.commit.Commit(x.Conn.Context(), w)
 	}
 	part.traffic.out(n, int64(len(r.head)-wire.PollReplyHeadSize)+r.n)
 	x.ReplyTail(r.head, r)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -48,7 +47,6 @@ func (p *Plane) retentionPolicy(s wire.TopicSettings, partitions int) storage.Re
 func (p *Plane) RunRetention() storage.Removed {
 	type job struct {
 		part *partition
-		g    replication.GroupID
 		r    storage.Retention
 	}
 	var jobs []job
@@ -59,21 +57,15 @@ func (p *Plane) RunRetention() storage.Removed {
 			continue
 		}
 		for _, part := range tp.parts {
-			if part.log != nil {
-				jobs = append(jobs, job{part, GroupID(tp.ref, part.id), r})
+			if part.commit != nil {
+				jobs = append(jobs, job{part, r})
 			}
 		}
 	}
 	p.mu.RUnlock()
 	var total storage.Removed
 	for _, j := range jobs {
-		var rm storage.Removed
-		var err error
-		if p.cl != nil {
-			rm, err = p.removeOldest(j.part, j.g, j.part.log.RetainCount(j.r))
-		} else {
-			rm, err = j.part.log.Retain(j.r)
-		}
+		rm, err := j.part.commit.Retain(j.r)
 		if err != nil && !errors.Is(err, storage.ErrClosed) {
 			p.log.Warn("retention", "dir", j.part.dir, "err", err)
 		}

@@ -2,15 +2,14 @@ package partition
 
 import (
 	"encoding/binary"
-	"errors"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/dispatch"
-	"github.com/iggo-dev/iggo/internal/session"
-	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/xhash"
 	"github.com/iggo-dev/iggo/wire"
-	"github.com/zeebo/xxh3"
 )
 
 // userOf returns the authenticated user and client identity of the
@@ -115,90 +114,55 @@ func (p *Plane) send(x *dispatch.Exchange) {
 		x.Deny(wire.CodeOf(err))
 		return
 	}
+	count := batch.MessageCount()
+	rec := batch.Bytes()
+	if !p.fitsRecord(part, len(rec), count) {
+		x.Deny(wire.ErrInvalidCommand.Code)
+		return
+	}
 	// The duplicate window identifies a request by its body. Admission
 	// verified every frame checksum and the batch checksum, which binds
 	// all frame checksums, so the metadata plus the batch header as
 	// received (before stamping) identify the body as well as hashing all
 	// of it would, without a second pass over the payloads.
-	rec := batch.Bytes()
-	hash := xxh3.Hash(x.Body[:len(x.Body)-len(rec)+wire.BatchHeaderSize])
-	key := windowKey{client: client, request: x.Header.Request, hash: hash}
-	if p.cl != nil {
-		p.sendCluster(x, ref.StreamID, ref.TopicID, pid, GroupID(ref, pid), part, rec, batch.MessageCount(), key)
+	w := commit.Write{Kind: commit.Send, Windowed: true, Count: count, Key: commit.Key{
+		Client: client, Request: x.Header.Request, Hash: xxh3.Hash(x.Body[:len(x.Body)-len(rec)+wire.BatchHeaderSize])}}
+	sealed, buf, code := p.seal(part, rec)
+	if code != 0 {
+		x.Deny(code)
 		return
 	}
-	if !part.begin(key) {
+	if buf != nil {
+		defer part.crypt.cipher.PutBuffer(buf)
+	}
+	w.Rec = sealed
+	if part.crypt != nil {
+		w.KeyTag = part.crypt.tag
+	}
+	out := part.commit.Commit(x.Conn.Context(), w)
+	switch {
+	case out.Code != 0:
+		x.Deny(out.Code)
+		return
+	case out.Dup:
 		x.Reply(binary.LittleEndian.AppendUint32(x.Scratch(), 0))
 		return
 	}
-	res, err := p.appendRecord(part, rec, batch.MessageCount())
-	part.end(key, err == nil)
-	part.traffic.in(err, batch.MessageCount(), len(rec))
-	if err != nil {
-		p.log.Warn("append failed", "dir", part.dir, "err", err)
-		switch {
-		case errors.Is(err, storage.ErrRecordTooLarge), errors.Is(err, storage.ErrEmptyRecord):
-			x.Deny(wire.ErrInvalidCommand.Code)
-		default:
-			x.Deny(wire.ErrCannotAppendMessage.Code)
-		}
-		return
-	}
-	out := x.Scratch()
-	out = binary.LittleEndian.AppendUint32(out, 1)
-	out = binary.LittleEndian.AppendUint32(out, ref.StreamID)
-	out = binary.LittleEndian.AppendUint32(out, ref.TopicID)
-	out = binary.LittleEndian.AppendUint32(out, pid)
-	out = binary.LittleEndian.AppendUint64(out, res.BaseOffset)
-	x.Reply(out)
+	reply := x.Scratch()
+	reply = binary.LittleEndian.AppendUint32(reply, 1)
+	reply = binary.LittleEndian.AppendUint32(reply, ref.StreamID)
+	reply = binary.LittleEndian.AppendUint32(reply, ref.TopicID)
+	reply = binary.LittleEndian.AppendUint32(reply, pid)
+	reply = binary.LittleEndian.AppendUint64(reply, out.Base)
+	x.Reply(reply)
+	p.markCommitted(x, out)
 }
 
-// begin consults the duplicate window for key. It returns false for a
-// recognized duplicate (answer an empty success); true means execute and
-// call end afterwards. A retry of a request still in flight waits for it.
-func (part *partition) begin(key windowKey) bool {
-	part.winMu.Lock()
-	defer part.winMu.Unlock()
-	for {
-		if _, busy := part.inflight[key]; !busy {
-			break
-		}
-		part.waiters++
-		part.winCond.Wait()
-		part.waiters--
+// markCommitted puts a replicated write's cluster id, view (raft term),
+// replica and op (raft index) into the reply header; a local write has
+// none.
+func (p *Plane) markCommitted(x *dispatch.Exchange, out commit.Outcome) {
+	if out.Index != 0 {
+		x.MarkCommitted(p.opts.ClusterID, uint32(out.Term), out.Replica, out.Index)
 	}
-	if part.window.Check(key.client, key.request, key.hash) != session.PartitionNew {
-		return false
-	}
-	part.inflight[key] = struct{}{}
-	return true
-}
-
-// inWindow reports whether key is a committed request of the duplicate
-// window (cluster mode: checked again on the loop right before proposing).
-func (part *partition) inWindow(key windowKey) bool {
-	part.winMu.Lock()
-	defer part.winMu.Unlock()
-	return part.window.Check(key.client, key.request, key.hash) != session.PartitionNew
-}
-
-// commitWindow puts a committed request into the duplicate window.
-func (part *partition) commitWindow(key windowKey) {
-	part.winMu.Lock()
-	part.window.Commit(key.client, key.request, key.hash)
-	part.winMu.Unlock()
-}
-
-// end records the outcome of a request begun with begin: committed
-// requests enter the window.
-func (part *partition) end(key windowKey, committed bool) {
-	part.winMu.Lock()
-	if committed {
-		part.window.Commit(key.client, key.request, key.hash)
-	}
-	delete(part.inflight, key)
-	if part.waiters > 0 {
-		part.winCond.Broadcast()
-	}
-	part.winMu.Unlock()
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -51,6 +52,9 @@ type Conn struct {
 
 	sink     Sink
 	lastSeen atomic.Int64 // unix nanoseconds of the last request
+	// ctx ends when the connection is closed (Manager.Close).
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu    sync.Mutex
 	bound bool    // guarded by mu
@@ -88,6 +92,16 @@ func (c *Conn) unbind() (Binding, bool) {
 	b, ok := c.bind, c.bound
 	c.bind, c.bound = Binding{}, false
 	return b, ok
+}
+
+// Context returns a context that ends when the connection is closed: the
+// bound of every wait a request of the connection makes. A Conn not made
+// by Manager.Open (tests) never ends.
+func (c *Conn) Context() context.Context {
+	if c.ctx == nil {
+		return context.Background()
+	}
+	return c.ctx
 }
 
 // LastSeen returns the time of the last request in unix nanoseconds.

@@ -79,6 +79,7 @@ func (m *Manager) Open(t Transport, addr string, sink Sink) *Conn {
 		}
 	}
 	c := &Conn{ID: m.nextID, Transport: t, Addr: addr, sink: sink}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.lastSeen.Store(m.opts.Now().UnixNano())
 	m.conns[c.ID] = c
 	return c
@@ -91,6 +92,9 @@ func (m *Manager) Close(c *Conn, keepSession bool) {
 	m.mu.Lock()
 	delete(m.conns, c.ID)
 	m.mu.Unlock()
+	if c.cancel != nil {
+		c.cancel()
+	}
 	if b, ok := c.unbind(); ok && !keepSession {
 		m.commitLogout(b, SyntheticLogoutRequest)
 	}

@@ -1,18 +1,17 @@
-package partition
+package replicated
 
 import (
 	"fmt"
 
-	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
 )
 
 // Partition group snapshots.
 //
-// A partition's raft log is its segment files (cluster_seglog.go), so a
+// A partition's raft log is its segment files (seglog.go), so a
 // snapshot needs no message data: it is the partition's position and its
 // consumer offsets. The plane compacts a group's log only up to the last
-// batch that retention removed (cluster_compact.go): every entry after
+// batch that retention removed (compact.go): every entry after
 // the compaction point, and so every retained batch, is still in the log,
 // and a replica that is behind — a new node, or one that was down —
 // receives the retained segments as ordinary raft entries, read back from
@@ -25,76 +24,70 @@ import (
 //
 // The snapshot also carries the partition's duplicate window, consumer
 // offsets and last purge's identity as they stood right after the entry
-// at the snapshot's index applied (stateAt, cluster_snapwindow.go), so
+// at the snapshot's index applied (stateAt, snapwindow.go), so
 // that a replica restored from it, or a node
 // whose log was compacted and that restarts, still recognises a retried
 // request whose first attempt is in the compacted part of the log. Its
-// layout is in cluster_snapshot_codec.go.
+// layout is in snapshot_codec.go.
 
-// SnapshotReplicated returns the state of group g's partition at its
-// applied index (runs on the host's loop; Host.Compact).
-func (p *Plane) SnapshotReplicated(g replication.GroupID) ([]byte, error) {
-	rep := p.replicaFor(g)
-	if rep == nil {
-		return nil, fmt.Errorf("snapshot group %d: %w", g, replication.ErrUnknownGroup)
+// Snapshot implements replication.GroupMachine: the state of the
+// partition at its applied index (runs on the host's loop; Host.Compact).
+func (rep *Replica) Snapshot() ([]byte, error) {
+	g := rep.group
+	if rep.part.Log == nil {
+		return nil, fmt.Errorf("snapshot group %d: partition %s is stopped", g, rep.part.Dir)
 	}
-	if rep.part.log == nil {
-		return nil, fmt.Errorf("snapshot group %d: partition %s is stopped", g, rep.part.dir)
-	}
-	_, next := rep.part.log.Bounds()
-	_, ts := rep.part.log.Tail()
+	_, next := rep.part.Log.Bounds()
+	_, ts := rep.part.Log.Tail()
 	// On the loop at the applied index: the live window is the window
 	// there.
-	return partSnapshot{next: next, ts: ts, purge: rep.purgeID.Load(), offsets: rep.part.log.Offsets().All(), window: rep.part.exportWindow()}.encode(), nil
+	return partSnapshot{next: next, ts: ts, purge: rep.purgeID.Load(), offsets: rep.part.Log.Offsets().All(), window: rep.part.Window.Export(snapshotWindowClients)}.encode(), nil
 }
 
-// RestoreReplicated moves the partition to a snapshot's position (see the
+// Restore implements replication.GroupMachine: it moves the partition to a snapshot's position (see the
 // notes above): a partition whose revealed end is the snapshot's next
 // offset loses only its unrevealed tail (raft replaced that log); any
 // other is emptied and restarted there (storage.ResetTo). The consumer
 // offsets and the duplicate window (when the snapshot has one) become the
 // snapshot's.
-func (p *Plane) RestoreReplicated(g replication.GroupID, index uint64, data []byte) error {
-	rep := p.replicaFor(g)
-	if rep == nil {
-		return fmt.Errorf("restore group %d: %w", g, replication.ErrUnknownGroup)
-	}
-	s, err := decodeSnapshot(data)
+func (rep *Replica) Restore(index uint64, data []byte) error {
+	g := rep.group
+	snap, err := decodeSnapshot(data)
 	if err != nil {
 		return fmt.Errorf("restore group %d: %w", g, err)
 	}
 	part := rep.part
-	if part.log == nil {
-		return fmt.Errorf("restore group %d: partition %s is stopped", g, part.dir)
+	if part.Log == nil {
+		return fmt.Errorf("restore group %d: partition %s is stopped", g, part.Dir)
 	}
-	_, revealed := part.log.Bounds()
-	next, _ := part.log.Tail()
-	reset := revealed != s.next
-	if !reset && next != s.next {
+	_, revealed := part.Log.Bounds()
+	next, _ := part.Log.Tail()
+	reset := revealed != snap.next
+	if !reset && next != snap.next {
 		// Exactly at the position, with a tail raft has replaced.
-		if err := part.log.TruncateFrom(s.next); err != nil {
+		if err := part.Log.TruncateFrom(snap.next); err != nil {
 			return fmt.Errorf("restore group %d at index %d: %w", g, index, err)
 		}
 	}
 	if reset {
-		p.log.Info("partition restarts at a snapshot's position: the leader no longer holds the messages before it",
-			"dir", part.dir, "group", uint64(g), "index", index, "local_next_offset", revealed, "next_offset", s.next)
-		if err := part.log.ResetTo(s.next, s.ts); err != nil {
+		rep.set.log.Info("partition restarts at a snapshot's position: the leader no longer holds the messages before it",
+			"dir", part.Dir, "group", uint64(g), "index", index, "local_next_offset", revealed, "next_offset", snap.next)
+		if err := part.Log.ResetTo(snap.next, snap.ts); err != nil {
 			return fmt.Errorf("restore group %d at index %d: %w", g, index, err)
 		}
 	}
-	if err := restoreOffsets(part.log.Offsets(), s.offsets); err != nil {
+	if err := restoreOffsets(part.Log.Offsets(), snap.offsets); err != nil {
 		return fmt.Errorf("restore group %d at index %d: %w", g, index, err)
 	}
 	// The purges the snapshot covers are applied here now: a later
 	// proposal of one of them is a no-op, and none is wanted any more.
-	if err := p.adoptPurge(rep, s.purge); err != nil {
+	if err := rep.set.adoptPurge(rep, snap.purge); err != nil {
 		return fmt.Errorf("restore group %d at index %d: %w", g, index, err)
 	}
-	if s.window != nil {
+	if snap.window != nil {
 		// A version 2 snapshot has no window: the replica keeps what it
 		// applied itself (a part of the window at the snapshot).
-		part.restoreWindow(s.window)
+		part.Window.Restore(snap.window)
 	}
 	rep.missed.dropTo(index)
 	return nil
@@ -120,12 +113,4 @@ func restoreOffsets(offs *storage.Offsets, want []storage.OffsetEntry) error {
 		}
 	}
 	return nil
-}
-
-// replicaFor returns the replica of group g (nil in single-node mode).
-func (p *Plane) replicaFor(g replication.GroupID) *replica {
-	if p.cl == nil {
-		return nil
-	}
-	return p.cl.replicaOf(g)
 }

@@ -1,4 +1,4 @@
-package partition
+package commit
 
 import (
 	"encoding/binary"
@@ -7,21 +7,22 @@ import (
 	"github.com/iggo-dev/iggo/wire"
 )
 
-// batchFormat is the storage.Format of the wire batch (messages.md): one
-// record is one stamped batch. Each partition has its own value because
-// Stamp also writes the partition id (admission stamping) so that stamping
-// and the checksum recomputation happen once, under the append lock.
-type batchFormat struct {
-	partitionID uint64
+// BatchFormat is the storage.Format a partition's batches rest in, in
+// both modes: the wire batch (messages.md), one record per stamped batch.
+// Each partition has its own value because Stamp also writes the
+// partition id (admission stamping) so that stamping and the checksum
+// recomputation happen once, under the append lock.
+type BatchFormat struct {
+	PartitionID uint64
 }
 
-var _ storage.Format = batchFormat{}
+var _ storage.Format = BatchFormat{}
 
 // HeaderLen is the batch header length.
-func (batchFormat) HeaderLen() int { return wire.BatchHeaderSize }
+func (BatchFormat) HeaderLen() int { return wire.BatchHeaderSize }
 
 // RecordLen returns batch_length; values below a header are corrupt.
-func (batchFormat) RecordLen(header []byte) (int64, error) {
+func (BatchFormat) RecordLen(header []byte) (int64, error) {
 	if len(header) < wire.BatchHeaderSize {
 		return 0, wire.ErrInvalidCommand
 	}
@@ -34,7 +35,7 @@ func (batchFormat) RecordLen(header []byte) (int64, error) {
 
 // Verify runs the admission checks on a stored record (every frame
 // checksum and the batch checksum over the stamped header).
-func (batchFormat) Verify(rec []byte) (storage.RecordInfo, error) {
+func (BatchFormat) Verify(rec []byte) (storage.RecordInfo, error) {
 	v, err := wire.ValidateBatch(rec)
 	if err != nil {
 		return storage.RecordInfo{}, err
@@ -44,10 +45,10 @@ func (batchFormat) Verify(rec []byte) (storage.RecordInfo, error) {
 
 // Stamp writes partition_id, base_offset and base_timestamp and
 // recomputes the batch checksum (wire.Batch.Stamp).
-func (f batchFormat) Stamp(rec []byte, baseOffset, timestamp uint64) {
+func (f BatchFormat) Stamp(rec []byte, baseOffset, timestamp uint64) {
 	b, _, err := wire.ParseBatch(rec)
 	if err != nil {
 		return // never happens: records are admitted before Append
 	}
-	b.Stamp(f.partitionID, baseOffset, timestamp)
+	b.Stamp(f.PartitionID, baseOffset, timestamp)
 }

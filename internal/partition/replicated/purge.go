@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 // Every purge has an identity, the same on every node: the metadata log
 // position of the PURGE_TOPIC (catalog.TopicRef.PurgedAt). PurgeTopic
 // only records, on every node, that the identity is wanted; the keeper
-// (cluster_keeper.go) of whichever node leads the partition group
+// (keeper.go) of whichever node leads the partition group
 // proposes it, now or when it becomes the leader later, until it has
 // applied. A purge entry whose identity has applied already is a no-op,
 // and the leader refuses to propose an identity its log already holds
@@ -54,38 +54,8 @@ const (
 	proposeTimeout = 5 * time.Second
 )
 
-// purgeCluster records that the partitions of t want the purge t.PurgedAt
-// and wakes the keeper.
-func (p *Plane) purgeCluster(t catalog.TopicRef) {
-	if t.PurgedAt == 0 {
-		p.log.Error("purge without an identity ignored", "stream", t.StreamID, "topic", t.TopicID)
-		return
-	}
-	for _, part := range p.topicParts(t) {
-		if rep := p.cl.replicaOf(GroupID(t, part.id)); rep != nil {
-			rep.want(t.PurgedAt)
-		}
-	}
-	p.cl.notify()
-	p.kickKeeper()
-}
-
-// deleteGroupOffsetsCluster records that every partition of t wants the
-// offsets of group deleted (DeleteGroupOffsets in cluster mode) and wakes
-// the keeper: like a purge, the deletion applies at one log position on
-// every replica instead of at each node's metadata apply.
-func (p *Plane) deleteGroupOffsetsCluster(t catalog.TopicRef, group uint32) {
-	cl := p.cl
-	for _, part := range p.topicParts(t) {
-		if rep := cl.replicaOf(GroupID(t, part.id)); rep != nil {
-			cl.wantDeletes(rep, group)
-		}
-	}
-	p.kickKeeper()
-}
-
 // wantDeletes records that rep wants the offsets of groups deleted.
-func (cl *cluster) wantDeletes(rep *replica, groups ...uint32) {
+func (cl *Set) wantDeletes(rep *Replica, groups ...uint32) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if rep.wantDelete == nil {
@@ -97,34 +67,17 @@ func (cl *cluster) wantDeletes(rep *replica, groups ...uint32) {
 	rep.deletes.Store(int32(len(rep.wantDelete)))
 }
 
-// wantPurge records, in cluster mode, that part wants the purge
-// t.PurgedAt (CreatePartitions: the metadata state names the last purge
-// of the partition); it reports whether that identity has not applied
-// here yet, as far as is known now (the group's start reads the record
-// and kicks the keeper again).
-func (p *Plane) wantPurge(t catalog.TopicRef, part *partition) bool {
-	if p.cl == nil || t.PurgedAt == 0 {
-		return false
-	}
-	rep := p.cl.replicaOf(GroupID(t, part.id))
-	if rep == nil {
-		return false
-	}
-	rep.want(t.PurgedAt)
-	return t.PurgedAt > rep.purgeID.Load()
-}
-
 // wantDeletedGroups records, at a group's start, the deletion of every
 // consumer group offset rep holds for a group the metadata deleted
 // (catalog.GroupHistory): a deletion that had applied nowhere before a
 // restart of every node is proposed again.
-func (p *Plane) wantDeletedGroups(rep *replica) {
-	h, ok := p.catalog().(catalog.GroupHistory)
-	if !ok || rep.part.log == nil {
+func (s *Set) wantDeletedGroups(rep *Replica) {
+	h, ok := s.catalog().(catalog.GroupHistory)
+	if !ok || rep.part.Log == nil {
 		return
 	}
 	var gone []uint32
-	for _, o := range rep.part.log.Offsets().All() {
+	for _, o := range rep.part.Log.Offsets().All() {
 		if o.Kind == storage.KindGroup && h.GroupDeleted(rep.ref, o.ID) {
 			gone = append(gone, o.ID)
 		}
@@ -132,12 +85,21 @@ func (p *Plane) wantDeletedGroups(rep *replica) {
 	if len(gone) == 0 {
 		return
 	}
-	p.cl.wantDeletes(rep, gone...)
-	p.log.Info("offsets of deleted consumer groups found; their deletion is proposed again", "dir", rep.part.dir, "groups", gone)
+	s.wantDeletes(rep, gone...)
+	s.log.Info("offsets of deleted consumer groups found; their deletion is proposed again", "dir", rep.part.Dir, "groups", gone)
+}
+
+// purge removes the partition's messages and offsets: the plane's purge
+// (Local.Purge), or the storage's own in tests of a bare partition.
+func (part *Partition) purge() error {
+	if part.Local != nil {
+		return part.Local.Purge()
+	}
+	return part.Log.Purge()
 }
 
 // want raises the purge identity rep wants.
-func (rep *replica) want(id uint64) {
+func (rep *Replica) want(id uint64) {
 	for {
 		cur := rep.wantPurge.Load()
 		if id <= cur || rep.wantPurge.CompareAndSwap(cur, id) {
@@ -149,29 +111,25 @@ func (rep *replica) want(id uint64) {
 // applyPurge purges the partition at a purge entry of identity id and
 // records its index and identity. An identity already applied here is a
 // no-op (0, an entry from before identities, always applies).
-func (p *Plane) applyPurge(rep *replica, index, id uint64) applyResult {
+func (s *Set) applyPurge(rep *Replica, index, id uint64) applyResult {
 	part := rep.part
 	done := rep.purgeID.Load()
 	if id != 0 && id <= done {
-		p.log.Info("purge already applied; entry ignored", "dir", part.dir, "index", index, "purge", id)
+		s.log.Info("purge already applied; entry ignored", "dir", part.Dir, "index", index, "purge", id)
 		return applyResult{}
 	}
-	if err := p.resetCrypt(part); err != nil {
-		p.log.Error("replicated purge failed", "dir", part.dir, "err", err)
-		return applyResult{code: wire.ErrCannotAppendMessage.Code}
-	}
-	if err := part.log.Purge(); err != nil {
-		p.log.Error("replicated purge failed", "dir", part.dir, "err", err)
+	if err := part.purge(); err != nil {
+		s.log.Error("replicated purge failed", "dir", part.Dir, "err", err)
 		return applyResult{code: wire.ErrCannotAppendMessage.Code}
 	}
 	id = max(id, done)
-	if err := writePurgeRecord(part.dir, purgeRecord{index: index, id: id}); err != nil {
-		p.log.Error("record of a replicated purge not written; a restart re-applies older entries", "dir", part.dir, "err", err)
+	if err := writePurgeRecord(part.Dir, purgeRecord{index: index, id: id}); err != nil {
+		s.log.Error("record of a replicated purge not written; a restart re-applies older entries", "dir", part.Dir, "err", err)
 	}
 	rep.purgedAt = index
 	rep.purgeID.Store(id)
-	p.cl.notify()
-	p.compactAtPurge(rep, index)
+	s.notify()
+	s.compactAtPurge(rep, index)
 	return applyResult{}
 }
 
@@ -180,21 +138,21 @@ func (p *Plane) applyPurge(rep *replica, index, id uint64) applyResult {
 // the identity of the last purge before its index, was restored), and
 // persists it in the purge record, so the keeper does not want that purge
 // again and the leader refuses to propose it. Host's loop or start-up.
-func (p *Plane) adoptPurge(rep *replica, id uint64) error {
+func (s *Set) adoptPurge(rep *Replica, id uint64) error {
 	if id <= rep.purgeID.Load() {
 		return nil
 	}
-	if err := writePurgeRecord(rep.part.dir, purgeRecord{index: rep.purgedAt, id: id}); err != nil {
+	if err := writePurgeRecord(rep.part.Dir, purgeRecord{index: rep.purgedAt, id: id}); err != nil {
 		return fmt.Errorf("adopt purge %d: %w", id, err)
 	}
 	rep.purgeID.Store(id)
-	p.cl.notify()
+	s.notify()
 	return nil
 }
 
 // adoptLogSnapshot adopts the purge identity of st's snapshot (start-up;
 // none for a log without one, or with an empty snapshot: a bootstrap).
-func (p *Plane) adoptLogSnapshot(rep *replica, st replication.LogStorage) error {
+func (s *Set) adoptLogSnapshot(rep *Replica, st replication.LogStorage) error {
 	snap, err := st.Snapshot()
 	if err != nil {
 		return fmt.Errorf("raft log snapshot: %w", err)
@@ -202,17 +160,17 @@ func (p *Plane) adoptLogSnapshot(rep *replica, st replication.LogStorage) error 
 	if len(snap.GetData()) == 0 {
 		return nil
 	}
-	s, err := decodeSnapshot(snap.GetData())
+	ps, err := decodeSnapshot(snap.GetData())
 	if err != nil {
 		return fmt.Errorf("raft log snapshot at %d: %w", snap.GetMetadata().GetIndex(), err)
 	}
-	return p.adoptPurge(rep, s.purge)
+	return s.adoptPurge(rep, ps.purge)
 }
 
 // deleted notes that group's offsets are deleted on rep (apply, on the
 // host's loop): the deletion is no longer wanted here.
-func (p *Plane) deleted(rep *replica, group uint32) {
-	cl := p.cl
+func (s *Set) deleted(rep *Replica, group uint32) {
+	cl := s
 	cl.mu.Lock()
 	_, ok := rep.wantDelete[group]
 	delete(rep.wantDelete, group)
@@ -287,11 +245,11 @@ func writePurgeRecord(dir string, r purgeRecord) error {
 // deletions wanted for rep (metadata commands applied here) have applied
 // here; false when they have not. A send that follows a purge's reply
 // therefore lands after the purge, never before it.
-func (p *Plane) awaitQueued(rep *replica) bool {
-	if !p.cl.pending(rep) {
+func (s *Set) awaitQueued(ctx context.Context, rep *Replica) bool {
+	if !s.pending(rep) {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
+	ctx, cancel := s.bound(ctx, proposeTimeout)
 	defer cancel()
-	return p.cl.awaitSettled(ctx, func() bool { return !p.cl.pending(rep) }) == nil
+	return s.awaitSettled(ctx, func() bool { return !s.pending(rep) }) == nil
 }

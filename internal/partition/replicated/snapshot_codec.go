@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"encoding/binary"

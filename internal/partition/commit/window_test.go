@@ -1,17 +1,14 @@
-package partition
+package commit
 
 import (
 	"runtime"
 	"testing"
 
-	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/wire"
 )
 
-func newTestPartition() *partition {
-	p := &partition{window: session.NewPartitionWindow(0), inflight: map[windowKey]struct{}{}}
-	p.winCond.L = &p.winMu
-	return p
+func newTestWindow() *Window {
+	return NewWindow(0)
 }
 
 // TestWindowRetryWaitsForInFlight: a retry arriving while the original is
@@ -19,37 +16,37 @@ func newTestPartition() *partition {
 // executed if it failed.
 func TestWindowRetryWaitsForInFlight(t *testing.T) {
 	for _, committed := range []bool{true, false} {
-		p := newTestPartition()
-		key := windowKey{client: wire.Uint128{Lo: 9}, request: 4, hash: 77}
-		if !p.begin(key) {
+		p := newTestWindow()
+		key := Key{Client: wire.Uint128{Lo: 9}, Request: 4, Hash: 77}
+		if !p.Begin(key) {
 			t.Fatal("first request treated as a duplicate")
 		}
 		got := make(chan bool)
-		go func() { got <- p.begin(key) }()
+		go func() { got <- p.Begin(key) }()
 		// Until end, the retry cannot have an answer: it waits on the
 		// in-flight entry (checked by ending only after it waits).
 		for {
-			p.winMu.Lock()
+			p.mu.Lock()
 			w := p.waiters
-			p.winMu.Unlock()
+			p.mu.Unlock()
 			if w == 1 {
 				break
 			}
 			runtime.Gosched()
 		}
-		p.end(key, committed)
+		p.End(key, committed)
 		if execute := <-got; execute == committed {
 			t.Fatalf("committed=%v: retry execute=%v", committed, execute)
 		}
 		if !committed {
-			p.end(key, true)
+			p.End(key, true)
 		}
 		// Another body under the same number is a new request.
 		other := key
-		other.hash++
-		if !p.begin(other) {
+		other.Hash++
+		if !p.Begin(other) {
 			t.Fatal("same number with another body treated as a duplicate")
 		}
-		p.end(other, true)
+		p.End(other, true)
 	}
 }

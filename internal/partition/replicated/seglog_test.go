@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/iggo-dev/iggo/internal/encryption"
+	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/replication/raftlog"
 	"github.com/iggo-dev/iggo/internal/storage"
@@ -51,7 +52,7 @@ func newSegFixture(t *testing.T) *segFixture {
 func (f *segFixture) open() {
 	f.t.Helper()
 	var err error
-	if f.part, err = storage.Open(f.dir+"/part", storage.Options{Format: batchFormat{}, Held: true}); err != nil {
+	if f.part, err = storage.Open(f.dir+"/part", storage.Options{Format: commit.BatchFormat{}, Held: true}); err != nil {
 		f.t.Fatal(err)
 	}
 	if f.inner, err = raftlog.Open(f.dir+"/raft", raftlog.Options{}); err != nil {
@@ -204,7 +205,7 @@ func TestSegLogReconcile(t *testing.T) {
 	}
 	f.close()
 	// Lose the segment's last record, now committed: the raft log is ahead.
-	part, err := storage.Open(f.dir+"/part", storage.Options{Format: batchFormat{}, Held: true})
+	part, err := storage.Open(f.dir+"/part", storage.Options{Format: commit.BatchFormat{}, Held: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestSegLogReconcile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer inner.Close()
-	part, err = storage.Open(f.dir+"/part", storage.Options{Format: batchFormat{}, Held: true})
+	part, err = storage.Open(f.dir+"/part", storage.Options{Format: commit.BatchFormat{}, Held: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestSegLogPurge(t *testing.T) {
 // reads as compacted, so raft sends the snapshot.
 func TestSegLogCompactedRecord(t *testing.T) {
 	dir := t.TempDir()
-	part, err := storage.Open(dir, storage.Options{Format: batchFormat{}, Held: true, SegmentBytes: 1})
+	part, err := storage.Open(dir, storage.Options{Format: commit.BatchFormat{}, Held: true, SegmentBytes: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +322,7 @@ func TestSegLogPurgeRecordLost(t *testing.T) {
 // (the group) instead of storing bytes this node would serve wrongly.
 func TestSegLogKeyTag(t *testing.T) {
 	f := newSegFixture(t)
-	f.seg.sealing = func() (uint8, uint64) { return 5, 3 }
+	f.seg.local = fakeLocal{tag: 5, from: 3}
 	tagged := func(base uint64, n int, tag uint8) []byte {
 		d := stampedSend(t, base, n)
 		d[3] = tag
@@ -334,7 +335,7 @@ func TestSegLogKeyTag(t *testing.T) {
 			t.Fatalf("batch with key tag %d on a node with tag 5: %v", tag, err)
 		}
 	}
-	f.seg.sealing = func() (uint8, uint64) { return 0, ^uint64(0) }
+	f.seg.local = fakeLocal{tag: 0, from: ^uint64(0)}
 	if err := f.seg.Append([]*raftpb.Entry{raftEntry(3, 1, tagged(5, 1, 5))}); !errors.Is(err, errKeyMismatch) {
 		t.Fatalf("sealed batch on a plaintext node: %v", err)
 	}
@@ -350,8 +351,7 @@ func TestSegLogKeyTag(t *testing.T) {
 func TestSegLogKeyCheck(t *testing.T) {
 	f := newSegFixture(t)
 	own, other := testCipher(t, 1), testCipher(t, 9)
-	f.seg.sealing = func() (uint8, uint64) { return 5, 0 }
-	f.seg.verify = own.VerifyBatch
+	f.seg.local = fakeLocal{tag: 5, from: 0, verify: own.VerifyBatch}
 	sealed := func(c *encryption.Cipher, base uint64, n int) []byte {
 		d := stampedSend(t, base, n)
 		enc, err := c.EncryptBatch(nil, d[entrySendLen:])

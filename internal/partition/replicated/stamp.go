@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"encoding/binary"
@@ -8,6 +8,7 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -41,14 +42,14 @@ type stampLog struct {
 	// the tail when the log holds no batch or purge entry.
 	stored func() (next, ts uint64)
 	// committed reports whether a request is in the duplicate window.
-	committed func(windowKey) bool
+	committed func(commit.Key) bool
 
 	mu     sync.Mutex
 	tail   uint64
 	tailTs uint64
 	// inflight maps keys of unapplied windowed entries to their log
 	// index (inflightUnbound until the entry is appended).
-	inflight map[windowKey]uint64
+	inflight map[commit.Key]uint64
 	// replayTo is the last data entry at or below the commit index stored
 	// when the log was opened; until it has applied again (replayed) the
 	// duplicate window is incomplete and prepare refuses proposals
@@ -66,7 +67,7 @@ type stampLog struct {
 	// purgeSeen is the highest purge identity among the unapplied purge
 	// entries in the log or accepted; purgeDone (set by the group's
 	// start; nil: none) returns the highest applied here. prepare refuses
-	// a purge at or below either (errPurgeKnown): the same purge is never
+	// a purge at or below either (ErrPurgeKnown): the same purge is never
 	// twice in a leader's log.
 	purgeSeen uint64
 	purgeDone func() uint64
@@ -75,8 +76,8 @@ type stampLog struct {
 // newStampLog wraps st and computes the initial tail: from the last batch
 // or purge entry in the log (a batch ending below the partition's next
 // offset counts as that offset), else the partition's next offset.
-func newStampLog(st replication.LogStorage, pid uint32, clock func() time.Time, stored func() (uint64, uint64), committed func(windowKey) bool) (*stampLog, error) {
-	s := &stampLog{LogStorage: st, hdr: st, pid: pid, clock: clock, stored: stored, committed: committed, inflight: map[windowKey]uint64{}}
+func newStampLog(st replication.LogStorage, pid uint32, clock func() time.Time, stored func() (uint64, uint64), committed func(commit.Key) bool) (*stampLog, error) {
+	s := &stampLog{LogStorage: st, hdr: st, pid: pid, clock: clock, stored: stored, committed: committed, inflight: map[commit.Key]uint64{}}
 	if h, ok := st.(interface{ headers() replication.LogStorage }); ok {
 		s.hdr = h.headers()
 	}
@@ -309,7 +310,7 @@ func (s *stampLog) prepare(data []byte) (func(), error) {
 	case entryPurge:
 		id := purgeIDOf(data)
 		if id != 0 && s.purgeKnown(id) {
-			return nil, errPurgeKnown
+			return nil, ErrPurgeKnown
 		}
 		return func() {
 			s.setMark(markPurge, 0, 0)

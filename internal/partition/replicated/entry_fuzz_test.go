@@ -1,8 +1,9 @@
-package partition
+package replicated
 
 import (
 	"testing"
 
+	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -11,7 +12,7 @@ import (
 // whose record is elsewhere) encodes to bytes that decode to it again.
 // The quick classifiers agree with the decoder on what they read.
 func FuzzDecodeEntry(f *testing.F) {
-	key := windowKey{client: wire.Uint128{Lo: 1, Hi: 2}, request: 3, hash: 4}
+	key := commit.Key{Client: wire.Uint128{Lo: 1, Hi: 2}, Request: 3, Hash: 4}
 	for _, e := range []entry{
 		{kind: entrySend, windowed: true, origin: 7, nonce: 8, key: key, count: 1, base: 9, ts: 10, rec: make([]byte, wire.BatchHeaderSize)},
 		{kind: entryOffsetStore, windowed: true, origin: 1, nonce: 2, key: key, consumer: 2, id: 5, offset: 6},

@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"encoding/binary"
@@ -7,6 +7,7 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -76,7 +77,7 @@ type entry struct {
 	keyTag uint8
 	origin uint32
 	nonce  uint64
-	key    windowKey
+	key    commit.Key
 
 	// send
 	count    uint32
@@ -105,10 +106,10 @@ func (e *entry) appendCommon(dst []byte) []byte {
 	dst = append(dst, e.kind, entryVersion, flags, e.keyTag)
 	dst = binary.LittleEndian.AppendUint32(dst, e.origin)
 	dst = binary.LittleEndian.AppendUint64(dst, e.nonce)
-	dst = binary.LittleEndian.AppendUint64(dst, e.key.client.Lo)
-	dst = binary.LittleEndian.AppendUint64(dst, e.key.client.Hi)
-	dst = binary.LittleEndian.AppendUint64(dst, e.key.request)
-	return binary.LittleEndian.AppendUint64(dst, e.key.hash)
+	dst = binary.LittleEndian.AppendUint64(dst, e.key.Client.Lo)
+	dst = binary.LittleEndian.AppendUint64(dst, e.key.Client.Hi)
+	dst = binary.LittleEndian.AppendUint64(dst, e.key.Request)
+	return binary.LittleEndian.AppendUint64(dst, e.key.Hash)
 }
 
 // encode returns a fresh slice holding the entry.
@@ -160,9 +161,9 @@ func decodeEntry(b []byte) (entry, error) {
 	e.keyTag = b[3]
 	e.origin = binary.LittleEndian.Uint32(b[4:])
 	e.nonce = binary.LittleEndian.Uint64(b[8:])
-	e.key.client = wire.Uint128{Lo: binary.LittleEndian.Uint64(b[16:]), Hi: binary.LittleEndian.Uint64(b[24:])}
-	e.key.request = binary.LittleEndian.Uint64(b[32:])
-	e.key.hash = binary.LittleEndian.Uint64(b[40:])
+	e.key.Client = wire.Uint128{Lo: binary.LittleEndian.Uint64(b[16:]), Hi: binary.LittleEndian.Uint64(b[24:])}
+	e.key.Request = binary.LittleEndian.Uint64(b[32:])
+	e.key.Hash = binary.LittleEndian.Uint64(b[40:])
 	switch e.kind {
 	case entrySend:
 		e.stored = b[2]&flagStored != 0
@@ -245,14 +246,14 @@ func purgeIDOf(b []byte) uint64 {
 }
 
 // windowKeyOf returns the duplicate-window key of a windowed entry.
-func windowKeyOf(b []byte) (windowKey, bool) {
+func windowKeyOf(b []byte) (commit.Key, bool) {
 	if len(b) < entryCommonLen || b[1] != entryVersion || b[2]&flagWindowed == 0 {
-		return windowKey{}, false
+		return commit.Key{}, false
 	}
-	return windowKey{
-		client:  wire.Uint128{Lo: binary.LittleEndian.Uint64(b[16:]), Hi: binary.LittleEndian.Uint64(b[24:])},
-		request: binary.LittleEndian.Uint64(b[32:]),
-		hash:    binary.LittleEndian.Uint64(b[40:]),
+	return commit.Key{
+		Client:  wire.Uint128{Lo: binary.LittleEndian.Uint64(b[16:]), Hi: binary.LittleEndian.Uint64(b[24:])},
+		Request: binary.LittleEndian.Uint64(b[32:]),
+		Hash:    binary.LittleEndian.Uint64(b[40:]),
 	}, true
 }
 

@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ import (
 // as the log's snapshot carries it (the window at the snapshot's index;
 // cluster_snapshot_codec.go): the entries the snapshot replaced have no
 // header left to replay.
-func (p *Plane) replayHeaders(rep *replica, inner replication.LogStorage) (uint64, *replication.ConfReplay, error) {
+func (s *Set) replayHeaders(rep *Replica, inner replication.LogStorage) (uint64, *replication.ConfReplay, error) {
 	hs, cs, err := inner.InitialState()
 	if err != nil {
 		return 0, nil, err
@@ -53,7 +53,7 @@ func (p *Plane) replayHeaders(rep *replica, inner replication.LogStorage) (uint6
 			return 0, nil, fmt.Errorf("raft log snapshot at %d: %w", snap.GetMetadata().GetIndex(), err)
 		}
 		if ps.window != nil { // version 2: no window
-			rep.part.restoreWindow(ps.window)
+			rep.part.Window.Restore(ps.window)
 		}
 	}
 	first, err := inner.FirstIndex()
@@ -71,7 +71,7 @@ func (p *Plane) replayHeaders(rep *replica, inner replication.LogStorage) (uint6
 				return false, err
 			}
 		} else if len(e.GetData()) > 0 {
-			p.ApplyReplicated(rep.group, replication.Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: e.GetData()})
+			rep.Apply(replication.Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: e.GetData()})
 		}
 		applied = e.GetIndex()
 		return true, nil
@@ -103,9 +103,9 @@ func bootstrapEntries(st replication.LogStorage, last uint64) uint64 {
 // last bootstrap entry (see above), which applies with the group's first
 // election. A node stopped before it ran queues it again at its next
 // start (bootstrapEntries).
-func (p *Plane) compactBootstrap(rep *replica, n uint64) {
-	p.queueCompaction(rep, n, partSnapshot{}, func(err error) {
-		p.log.Debug("bootstrap entries of a partition group not compacted; a replica catching up from index 1 gets them as entries",
-			"dir", rep.part.dir, "err", err)
+func (s *Set) compactBootstrap(rep *Replica, n uint64) {
+	s.queueCompaction(rep, n, partSnapshot{}, func(err error) {
+		s.log.Debug("bootstrap entries of a partition group not compacted; a replica catching up from index 1 gets them as entries",
+			"dir", rep.part.Dir, "err", err)
 	})
 }

@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"encoding/binary"
@@ -72,14 +72,12 @@ type segLog struct {
 	pendingID uint64
 	// purgedAt returns the index of the last purge executed here.
 	purgedAt func() uint64
-	// sealing returns this node's key tag for the partition and the
-	// offset from which it stores sealed batches (tag 0: plaintext).
-	sealing func() (tag uint8, from uint64)
-	// verify, when set, checks that a sealed batch opens with this node's
-	// key (encryption.Cipher.VerifyBatch); nil without encryption.
-	verify func(rec []byte) error
-	cache  entryCache
-	buf    []*raftpb.Entry
+	// local, when set, says how this node seals the partition's batches
+	// (Local.Sealing) and checks that a sealed batch opens with its key
+	// (Local.VerifySealed); nil in tests of a bare log.
+	local Local
+	cache entryCache
+	buf   []*raftpb.Entry
 	// reads counts batches read back from the segment (tests).
 	reads atomic.Uint64
 }
@@ -453,15 +451,15 @@ func (s *segLog) store(e *raftpb.Entry, deferred bool) (h *raftpb.Entry, seq uin
 	count := binary.LittleEndian.Uint32(d[offSendCount:])
 	base := binary.LittleEndian.Uint64(d[offSendBase:])
 	ts := binary.LittleEndian.Uint64(d[offSendTs:])
-	if s.sealing != nil {
-		tag, from := s.sealing()
+	if s.local != nil {
+		tag, from := s.local.Sealing()
 		if got := d[3]; got != tag && (got != 0 || base >= from) {
 			return nil, 0, fmt.Errorf("%w: batch at offset %d has key tag %d, this node's is %d", errKeyMismatch, base, got, tag)
 		}
 	}
-	if d[3] != 0 && s.verify != nil {
+	if d[3] != 0 && s.local != nil {
 		// The tag matches; the key itself must too (the tag is one byte).
-		if err := s.verify(rec); err != nil {
+		if err := s.local.VerifySealed(rec); err != nil {
 			return nil, 0, fmt.Errorf("%w: batch at offset %d does not open with this node's key: %w", errKeyMismatch, base, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"context"
@@ -76,3 +76,8 @@ func (q *opQueue) close() {
 	q.cancel()
 	q.drain()
 }
+
+// Hold queues a wait for release on the lifecycle worker: what is queued
+// after it (group starts and removals, compactions) runs once release is
+// closed. Tests use it to keep a compaction from running.
+func (s *Set) Hold(release <-chan struct{}) { s.ops.push(func(context.Context) { <-release }) }

@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
@@ -26,7 +27,7 @@ func sendEntry(t *testing.T, base uint64, n int) []byte {
 }
 
 func TestEntryRoundTrip(t *testing.T) {
-	key := windowKey{client: wire.Uint128{Lo: 1, Hi: 2}, request: 3, hash: 4}
+	key := commit.Key{Client: wire.Uint128{Lo: 1, Hi: 2}, Request: 3, Hash: 4}
 	rec := testBatch(t, 2)
 	for _, in := range []entry{
 		{kind: entrySend, windowed: true, origin: 7, nonce: 8, key: key, count: 2, base: 9, ts: 10, rec: rec},
@@ -223,22 +224,15 @@ func TestProposeCode(t *testing.T) {
 // and its consumer offsets; restoring one the replica is not at drops its
 // segments and restarts it there with the snapshot's offsets.
 func TestSnapshotRestore(t *testing.T) {
-	r := &testReplicator{self: 0, voters: []replication.NodeID{0}}
-	p := newClusterPlane(t, t.TempDir(), r, nil, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
-	defer p.Close()
-	p.cl.ops.close() // no host: keep the group lifecycle from running
-	if err := p.CreatePartitions(clusterRef, []uint32{0}); err != nil {
+	rep := bareReplica(t)
+	part := rep.part
+	appendBatch(t, rep, 5)
+	appendBatch(t, rep, 3) // not revealed: not in a snapshot
+	part.Log.Reveal(5)
+	if err := part.Log.Offsets().Store(storage.KindConsumer, 7, 2); err != nil {
 		t.Fatal(err)
 	}
-	part := p.lookup(clusterRef.Incarnation, 0)
-	appendTo(t, p, clusterRef, 0, 5)
-	appendTo(t, p, clusterRef, 0, 3) // not revealed: not in a snapshot
-	part.log.Reveal(5)
-	if err := part.log.Offsets().Store(storage.KindConsumer, 7, 2); err != nil {
-		t.Fatal(err)
-	}
-	g := GroupID(clusterRef, 0)
-	data, err := p.SnapshotReplicated(g)
+	data, err := rep.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,40 +240,37 @@ func TestSnapshotRestore(t *testing.T) {
 	if err != nil || s.next != 5 || len(s.offsets) != 1 || s.offsets[0] != (storage.OffsetEntry{Kind: storage.KindConsumer, ID: 7, Offset: 2}) {
 		t.Fatalf("snapshot %+v %v", s, err)
 	}
-	if err := p.RestoreReplicated(g, 10, data); err != nil {
+	if err := rep.Restore(10, data); err != nil {
 		t.Fatalf("restore of what is held: %v", err)
 	}
-	if next, _ := part.log.Tail(); next != 5 {
+	if next, _ := part.Log.Tail(); next != 5 {
 		t.Fatalf("restore kept unrevealed records: tail %d, want 5", next)
 	}
 	ahead := partSnapshot{next: 40, ts: 9, offsets: []storage.OffsetEntry{{Kind: storage.KindGroup, ID: 1, Offset: 30}}}.encode()
-	if err := p.RestoreReplicated(g, 20, ahead); err != nil {
+	if err := rep.Restore(20, ahead); err != nil {
 		t.Fatalf("restore of a snapshot ahead: %v", err)
 	}
-	if first, next := part.log.Bounds(); first != 40 || next != 40 {
+	if first, next := part.Log.Bounds(); first != 40 || next != 40 {
 		t.Fatalf("after a restore ahead the partition spans %d..%d, want empty at 40", first, next)
 	}
-	if _, ok := part.log.Offsets().Get(storage.KindConsumer, 7); ok {
+	if _, ok := part.Log.Offsets().Get(storage.KindConsumer, 7); ok {
 		t.Fatal("an offset absent from the snapshot survived the restore")
 	}
-	if off, ok := part.log.Offsets().Get(storage.KindGroup, 1); !ok || off != 30 {
+	if off, ok := part.Log.Offsets().Get(storage.KindGroup, 1); !ok || off != 30 {
 		t.Fatalf("group offset after restore: %d %v", off, ok)
 	}
 	if _, err := decodeSnapshot(data[:len(data)-1]); err == nil {
 		t.Fatal("a truncated snapshot decoded")
 	}
-	if _, err := p.SnapshotReplicated(g + 1); !errors.Is(err, replication.ErrUnknownGroup) {
-		t.Fatalf("snapshot of an unknown group: %v", err)
-	}
 }
 
 func TestGroupID(t *testing.T) {
-	ref := clusterRef
+	ref := testRef
 	if g := GroupID(ref, 3); g != replication.GroupID(5<<24|3) || g == replication.MetadataGroup {
 		t.Fatalf("group id %d", g)
 	}
 	ref.Incarnation = 6
-	if GroupID(ref, 3) == GroupID(clusterRef, 3) {
+	if GroupID(ref, 3) == GroupID(testRef, 3) {
 		t.Fatal("incarnations share a group")
 	}
 }
@@ -288,11 +279,11 @@ func TestGroupID(t *testing.T) {
 // errInFlight until it applies or is truncated away; a committed one with
 // errDuplicate; nothing is admitted before the start-up replay is done.
 func TestStampLogInflight(t *testing.T) {
-	k := func(n uint64) windowKey { return windowKey{client: wire.Uint128{Lo: 1}, request: n, hash: n} }
-	windowed := func(key windowKey) []byte {
+	k := func(n uint64) commit.Key { return commit.Key{Client: wire.Uint128{Lo: 1}, Request: n, Hash: n} }
+	windowed := func(key commit.Key) []byte {
 		return (&entry{kind: entryOffsetStore, windowed: true, key: key}).encode()
 	}
-	committed := map[windowKey]bool{k(9): true}
+	committed := map[commit.Key]bool{k(9): true}
 	st := replication.NewMemoryLog()
 	if err := st.Append([]*raftpb.Entry{raftEntry(1, 1, windowed(k(1))), raftEntry(2, 1, nil), raftEntry(3, 1, windowed(k(3)))}); err != nil {
 		t.Fatal(err)
@@ -300,7 +291,7 @@ func TestStampLogInflight(t *testing.T) {
 	if err := st.SetHardState(&raftpb.HardState{Term: new(uint64(1)), Commit: new(uint64(2))}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := newStampLog(st, 0, time.Now, func() (uint64, uint64) { return 0, 0 }, func(key windowKey) bool { return committed[key] })
+	s, err := newStampLog(st, 0, time.Now, func() (uint64, uint64) { return 0, 0 }, func(key commit.Key) bool { return committed[key] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,13 +350,13 @@ func TestStampLogPurgeIdentity(t *testing.T) {
 	done := uint64(3)
 	s.purgeDone = func() uint64 { return done }
 	purge := func(id uint64) []byte { return (&entry{kind: entryPurge, purgeID: id}).encode() }
-	if _, err := s.prepare(purge(3)); !errors.Is(err, errPurgeKnown) {
+	if _, err := s.prepare(purge(3)); !errors.Is(err, ErrPurgeKnown) {
 		t.Fatalf("applied identity 3: %v", err)
 	}
 	if err := s.Append([]*raftpb.Entry{raftEntry(1, 1, nil), raftEntry(2, 1, purge(5))}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.prepare(purge(5)); !errors.Is(err, errPurgeKnown) {
+	if _, err := s.prepare(purge(5)); !errors.Is(err, ErrPurgeKnown) {
 		t.Fatalf("identity 5 in the log: %v", err)
 	}
 	// A new leader's log replaces index 2: identity 5 is gone from it.
@@ -377,7 +368,7 @@ func TestStampLogPurgeIdentity(t *testing.T) {
 		t.Fatalf("identity 5 after its entry was replaced: %v", err)
 	}
 	accepted()
-	if _, err := s.prepare(purge(5)); !errors.Is(err, errPurgeKnown) {
+	if _, err := s.prepare(purge(5)); !errors.Is(err, ErrPurgeKnown) {
 		t.Fatalf("identity 5 accepted: %v", err)
 	}
 	if _, err := s.prepare(purge(0)); err != nil {

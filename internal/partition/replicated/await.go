@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"context"
@@ -11,17 +11,14 @@ import (
 // the reply of PURGE_TOPIC and DELETE_CONSUMER_GROUP (catalog.Awaiter)
 // and the writes that follow them on this node.
 
-// The plane answers the metadata plane's wait for its effects.
-var _ catalog.Awaiter = (*Plane)(nil)
-
 // pending reports whether rep still wants a purge or an offset deletion.
-func (cl *cluster) pending(rep *replica) bool {
+func (cl *Set) pending(rep *Replica) bool {
 	return rep.wantPurge.Load() > rep.purgeID.Load() || rep.deletes.Load() > 0
 }
 
 // notify wakes the waiters of awaitSettled (a purge or an offset deletion
 // applied, or something new is wanted).
-func (cl *cluster) notify() {
+func (cl *Set) notify() {
 	cl.settleMu.Lock()
 	close(cl.settled)
 	cl.settled = make(chan struct{})
@@ -30,7 +27,7 @@ func (cl *cluster) notify() {
 
 // awaitSettled waits until done holds (checked after each notify) or ctx
 // ends.
-func (cl *cluster) awaitSettled(ctx context.Context, done func() bool) error {
+func (cl *Set) awaitSettled(ctx context.Context, done func() bool) error {
 	for {
 		cl.settleMu.Lock()
 		ch := cl.settled
@@ -46,24 +43,19 @@ func (cl *cluster) awaitSettled(ctx context.Context, done func() bool) error {
 	}
 }
 
-// AwaitPartitions implements catalog.Awaiter: it returns once no
-// partition of t replicated here wants a purge or an offset deletion (at
-// once in single-node mode, where they apply before PurgeTopic and
-// DeleteGroupOffsets return).
-func (p *Plane) AwaitPartitions(ctx context.Context, t catalog.TopicRef) error {
-	cl := p.cl
-	if cl == nil {
-		return nil
-	}
-	var reps []*replica
-	for _, part := range p.topicParts(t) {
-		if rep := cl.replicaOf(GroupID(t, part.id)); rep != nil {
+// Await returns once none of the given partitions of t replicated here
+// wants a purge or an offset deletion (catalog.Awaiter, through the
+// plane), or ctx ends.
+func (s *Set) Await(ctx context.Context, t catalog.TopicRef, ids []uint32) error {
+	var reps []*Replica
+	for _, id := range ids {
+		if rep := s.replicaOf(GroupID(t, id)); rep != nil {
 			reps = append(reps, rep)
 		}
 	}
-	err := cl.awaitSettled(ctx, func() bool {
+	err := s.awaitSettled(ctx, func() bool {
 		for _, rep := range reps {
-			if cl.replicaOf(rep.group) == rep && cl.pending(rep) {
+			if s.replicaOf(rep.group) == rep && s.pending(rep) {
 				return false
 			}
 		}

@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"context"
@@ -34,9 +34,9 @@ const (
 	keeperWarnEvery = 10
 )
 
-// errPurgeKnown: the purge is already in the leader's log or applied; it
-// is not proposed again (stampLog.prepare).
-var errPurgeKnown = errors.New("partition: this purge is already in the raft log")
+// ErrPurgeKnown is the refusal of a purge whose identity is already in the
+// leader's log or applied: it is not proposed again (stampLog.prepare).
+var ErrPurgeKnown = errors.New("partition: this purge is already in the raft log")
 
 // keeper is the state of the plane's keeper goroutine.
 type keeper struct {
@@ -49,8 +49,8 @@ type keeper struct {
 }
 
 // kickKeeper starts the keeper, or wakes it when it runs.
-func (p *Plane) kickKeeper() {
-	k := &p.cl.keep
+func (s *Set) kickKeeper() {
+	k := &s.keep
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
@@ -65,13 +65,13 @@ func (p *Plane) kickKeeper() {
 	}
 	k.running = true
 	k.wg.Add(1)
-	go p.keep()
+	go s.runKeeper()
 }
 
 // stopKeeper stops kicks and waits for the keeper to exit (the plane's
 // context, which ends its proposals, is cancelled first).
-func (p *Plane) stopKeeper() {
-	k := &p.cl.keep
+func (s *Set) stopKeeper() {
+	k := &s.keep
 	k.mu.Lock()
 	k.closed = true
 	k.mu.Unlock()
@@ -79,13 +79,13 @@ func (p *Plane) stopKeeper() {
 }
 
 // keep is the keeper goroutine.
-func (p *Plane) keep() {
-	k := &p.cl.keep
+func (s *Set) runKeeper() {
+	k := &s.keep
 	defer k.wg.Done()
-	ctx := p.cl.ops.ctx
+	ctx := s.ops.ctx
 	pause := keeperMinRetry
 	for round := 0; ; round++ {
-		wanted := p.wantedReplicas()
+		wanted := s.wantedReplicas()
 		k.mu.Lock()
 		if len(wanted) == 0 || ctx.Err() != nil {
 			select {
@@ -100,7 +100,7 @@ func (p *Plane) keep() {
 		}
 		k.mu.Unlock()
 		for _, rep := range wanted {
-			p.proposeWanted(ctx, rep, round)
+			s.proposeWanted(ctx, rep, round)
 		}
 		select {
 		case <-ctx.Done():
@@ -113,10 +113,10 @@ func (p *Plane) keep() {
 }
 
 // wantedReplicas returns the replicas that still want something.
-func (p *Plane) wantedReplicas() []*replica {
-	cl := p.cl
+func (s *Set) wantedReplicas() []*Replica {
+	cl := s
 	cl.mu.Lock()
-	reps := make([]*replica, 0, len(cl.groups))
+	reps := make([]*Replica, 0, len(cl.groups))
 	for _, rep := range cl.groups {
 		reps = append(reps, rep)
 	}
@@ -131,15 +131,15 @@ func (p *Plane) wantedReplicas() []*replica {
 }
 
 // proposeWanted proposes what rep wants when this node leads its group.
-func (p *Plane) proposeWanted(ctx context.Context, rep *replica, round int) {
-	cl := p.cl
+func (s *Set) proposeWanted(ctx context.Context, rep *Replica, round int) {
+	cl := s
 	if !cl.leads(rep.group) {
 		return // the leader's keeper proposes it
 	}
 	self := uint32(cl.r.Self())
 	if want := rep.wantPurge.Load(); want > rep.purgeID.Load() {
 		e := entry{kind: entryPurge, origin: self, purgeID: want}
-		p.proposeKept(ctx, rep, "purge", &e, round)
+		s.proposeKept(ctx, rep, "purge", &e, round)
 	}
 	cl.mu.Lock()
 	groups := make([]uint32, 0, len(rep.wantDelete))
@@ -149,25 +149,25 @@ func (p *Plane) proposeWanted(ctx context.Context, rep *replica, round int) {
 	cl.mu.Unlock()
 	for _, g := range groups {
 		e := entry{kind: entryOffsetDelete, origin: self, consumer: storage.KindGroup, id: g}
-		p.proposeKept(ctx, rep, "delete group offsets", &e, round)
+		s.proposeKept(ctx, rep, "delete group offsets", &e, round)
 	}
 }
 
 // proposeKept proposes e to rep's group, logging a failure (it is retried
 // in a later round).
-func (p *Plane) proposeKept(ctx context.Context, rep *replica, what string, e *entry, round int) {
+func (s *Set) proposeKept(ctx context.Context, rep *Replica, what string, e *entry, round int) {
 	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
 	defer cancel()
-	_, err := p.cl.r.Propose(pctx, rep.group, e.encode())
+	_, err := s.r.Propose(pctx, rep.group, e.encode())
 	switch {
-	case err == nil, errors.Is(err, errPurgeKnown), ctx.Err() != nil:
+	case err == nil, errors.Is(err, ErrPurgeKnown), ctx.Err() != nil:
 		return
 	case errors.Is(err, errReplaying), errors.Is(err, replication.ErrUnknownGroup):
-		p.log.Debug(what+": partition group not ready; retried", "group", uint64(rep.group), "err", err)
+		s.log.Debug(what+": partition group not ready; retried", "group", uint64(rep.group), "err", err)
 		return
 	}
 	if round%keeperWarnEvery == 0 {
-		p.log.Warn(what+": proposal to the partition group failed; retried while this node leads it",
-			"dir", rep.part.dir, "group", uint64(rep.group), "round", round, "err", err)
+		s.log.Warn(what+": proposal to the partition group failed; retried while this node leads it",
+			"dir", rep.part.Dir, "group", uint64(rep.group), "round", round, "err", err)
 	}
 }

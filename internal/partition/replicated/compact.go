@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 // Compaction of partition raft logs (cluster mode).
 //
 // A partition group's log holds a header for every batch still in the
-// segment files (cluster_seglog.go). When segments go — retention by age
+// segment files (seglog.go). When segments go — retention by age
 // or size, DELETE_SEGMENTS, both node-local as in single-node mode — the
 // log is first compacted up to the last batch they hold (Host.CompactTo
-// with a snapshot of the position right after it, cluster_snapshot.go),
+// with a snapshot of the position right after it, snapshot.go),
 // and only then are the files removed: raft never finds a header whose
 // record is gone, and a replica behind that point is sent the snapshot. A
 // compaction the host refuses (a membership change applied after the
@@ -30,59 +30,57 @@ import (
 // compactTimeout bounds one CompactTo call.
 const compactTimeout = 10 * time.Second
 
-// removeOldest removes the k oldest sealed segments of part, compacting
-// its group's log first in cluster mode.
-func (p *Plane) removeOldest(part *partition, g replication.GroupID, k int) (storage.Removed, error) {
+// removeOldest removes the k oldest sealed segments of rep's partition,
+// compacting its group's log past them first.
+func (s *Set) removeOldest(rep *Replica, k int) (storage.Removed, error) {
 	if k <= 0 {
 		return storage.Removed{}, nil
 	}
-	if p.cl != nil {
-		rep := p.cl.replicaOf(g)
-		if rep == nil || rep.seg == nil {
-			return storage.Removed{}, nil // not replicated here (yet): keep the data
-		}
-		var keep uint64
-		if k, keep = part.log.OldestSegmentsEnd(k); k == 0 {
-			return storage.Removed{}, nil
-		}
-		if err := p.compactBefore(rep, keep); err != nil {
-			return storage.Removed{}, err
-		}
-		if k2, keep2 := part.log.OldestSegmentsEnd(k); k2 != k || keep2 != keep {
-			// The segments changed meanwhile (a purge, a snapshot
-			// restore): the next round decides again.
-			return storage.Removed{}, nil
-		}
+	part := rep.part
+	if s.replicaOf(rep.group) != rep || rep.seg == nil {
+		return storage.Removed{}, nil // not replicated here (yet): keep the data
 	}
-	return part.log.DeleteOldestSegments(k)
+	var keep uint64
+	if k, keep = part.Log.OldestSegmentsEnd(k); k == 0 {
+		return storage.Removed{}, nil
+	}
+	if err := s.compactBefore(rep, keep); err != nil {
+		return storage.Removed{}, err
+	}
+	if k2, keep2 := part.Log.OldestSegmentsEnd(k); k2 != k || keep2 != keep {
+		// The segments changed meanwhile (a purge, a snapshot
+		// restore): the next round decides again.
+		return storage.Removed{}, nil
+	}
+	return part.Log.DeleteOldestSegments(k)
 }
 
 // compactBefore compacts rep's log up to its last stored batch below
 // offset keep.
-func (p *Plane) compactBefore(rep *replica, keep uint64) error {
+func (s *Set) compactBefore(rep *Replica, keep uint64) error {
 	index, ts, found, err := rep.seg.lastBatchBelow(keep, rep.purgedAt)
 	if err != nil || !found {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), compactTimeout)
+	ctx, cancel := s.bound(context.Background(), compactTimeout)
 	defer cancel()
 	// The batch is revealed, but its entry may not have applied yet (a
 	// restart: start-up reveals up to the stored commit before raft
 	// applies): compacting needs it applied.
-	if _, err := p.cl.r.WaitFor(ctx, rep.group, func(v replication.View) bool { return v.Applied >= index }); err != nil {
-		return fmt.Errorf("compact the raft log of %s to index %d: not applied yet: %w", rep.part.dir, index, err)
+	if _, err := s.r.WaitFor(ctx, rep.group, func(v replication.View) bool { return v.Applied >= index }); err != nil {
+		return fmt.Errorf("compact the raft log of %s to index %d: not applied yet: %w", rep.part.Dir, index, err)
 	}
 	snap := partSnapshot{next: keep, ts: ts}
-	var st snapState
-	if st, err = p.stateAt(rep, index); err == nil {
+	var st PartitionState
+	if st, err = s.stateAt(rep, index); err == nil {
 		snap.withState(st)
-		err = p.cl.r.CompactTo(ctx, rep.group, index, snap.encode())
+		err = s.r.CompactTo(ctx, rep.group, index, snap.encode())
 	}
 	if errors.Is(err, replication.ErrCompactRange) {
 		return nil // compacted past it already (it is applied, see above)
 	}
 	if err != nil {
-		return fmt.Errorf("compact the raft log of %s to index %d before removing segments: %w", rep.part.dir, index, err)
+		return fmt.Errorf("compact the raft log of %s to index %d before removing segments: %w", rep.part.Dir, index, err)
 	}
 	rep.missed.dropTo(index)
 	return nil
@@ -91,11 +89,11 @@ func (p *Plane) compactBefore(rep *replica, keep uint64) error {
 // compactAtPurge queues the compaction of rep's log at the purge at
 // index (the partition is empty at offset 0 there), once it has applied
 // (a purge executed early by segLog.Append applies later).
-func (p *Plane) compactAtPurge(rep *replica, index uint64) {
-	_, ts := rep.part.log.Tail()
-	p.queueCompaction(rep, index, partSnapshot{ts: ts}, func(err error) {
-		p.log.Info("raft log not compacted at a purge; it is compacted with the next removal of segments",
-			"dir", rep.part.dir, "index", index, "err", err)
+func (s *Set) compactAtPurge(rep *Replica, index uint64) {
+	_, ts := rep.part.Log.Tail()
+	s.queueCompaction(rep, index, partSnapshot{ts: ts}, func(err error) {
+		s.log.Info("raft log not compacted at a purge; it is compacted with the next removal of segments",
+			"dir", rep.part.Dir, "index", index, "err", err)
 	})
 }
 
@@ -103,19 +101,19 @@ func (p *Plane) compactAtPurge(rep *replica, index uint64) {
 // position and the state at index (stateAt: the duplicate window, the
 // last purge, the offsets), once index has applied; failed reports an
 // error other than "compacted past it already".
-func (p *Plane) queueCompaction(rep *replica, index uint64, snap partSnapshot, failed func(error)) {
-	p.cl.ops.push(func(ctx context.Context) {
+func (s *Set) queueCompaction(rep *Replica, index uint64, snap partSnapshot, failed func(error)) {
+	s.ops.push(func(ctx context.Context) {
 		ctx, cancel := context.WithTimeout(ctx, compactTimeout)
 		defer cancel()
-		_, err := p.cl.r.WaitFor(ctx, rep.group, func(v replication.View) bool { return v.Applied >= index })
+		_, err := s.r.WaitFor(ctx, rep.group, func(v replication.View) bool { return v.Applied >= index })
 		if err == nil {
-			var st snapState
-			if st, err = p.stateAt(rep, index); err == nil {
+			var st PartitionState
+			if st, err = s.stateAt(rep, index); err == nil {
 				snap.withState(st)
 			}
 		}
 		if err == nil {
-			err = p.cl.r.CompactTo(ctx, rep.group, index, snap.encode())
+			err = s.r.CompactTo(ctx, rep.group, index, snap.encode())
 		}
 		if err == nil {
 			rep.missed.dropTo(index)

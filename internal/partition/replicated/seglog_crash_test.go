@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/replication/raftlog"
 	"github.com/iggo-dev/iggo/internal/storage"
@@ -123,7 +124,7 @@ func TestSegLogCrashAfterSuffixCut(t *testing.T) {
 }
 
 func (f *segFixture) reopenRaw(t *testing.T) (*storage.Partition, *raftlog.Log) {
-	part, err := storage.Open(f.dir+"/part", storage.Options{Format: batchFormat{}, Held: true})
+	part, err := storage.Open(f.dir+"/part", storage.Options{Format: commit.BatchFormat{}, Held: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"cmp"
@@ -89,14 +89,14 @@ func (m *missedWindow) in(lo, hi uint64) map[uint64]bool {
 	return out
 }
 
-// snapState is what a partition snapshot at an index carries besides
+// PartitionState is what a partition snapshot at an index carries besides
 // its position: the duplicate window, the identity of the last purge
 // applied, and the consumer offsets, each as it stood right after the
 // entry at that index applied.
-type snapState struct {
-	window  []session.ClientWindow
-	purge   uint64
-	offsets []storage.OffsetEntry
+type PartitionState struct {
+	Window  []session.ClientWindow
+	Purge   uint64
+	Offsets []storage.OffsetEntry
 }
 
 // stateAt returns rep's partition state right after the entry at index
@@ -109,26 +109,26 @@ type snapState struct {
 // forward, a delete removes, a purge (one not applied before) clears
 // them; a windowed entry whose apply failed is left out (missedWindow).
 // An index at or below the log's snapshot is replication.ErrCompactRange.
-func (p *Plane) stateAt(rep *replica, index uint64) (snapState, error) {
+func (s *Set) stateAt(rep *Replica, index uint64) (PartitionState, error) {
 	if rep.seg == nil {
-		return snapState{}, fmt.Errorf("partition state at %d: the group's log is not open", index)
+		return PartitionState{}, fmt.Errorf("partition state at %d: the group's log is not open", index)
 	}
 	inner := rep.seg.headers()
 	snap, err := inner.Snapshot()
 	if err != nil {
-		return snapState{}, fmt.Errorf("partition state at %d: %w", index, err)
+		return PartitionState{}, fmt.Errorf("partition state at %d: %w", index, err)
 	}
 	from := snap.GetMetadata().GetIndex()
 	if index <= from && from > 0 {
-		return snapState{}, fmt.Errorf("partition state at %d, the log's snapshot is at %d: %w", index, from, replication.ErrCompactRange)
+		return PartitionState{}, fmt.Errorf("partition state at %d, the log's snapshot is at %d: %w", index, from, replication.ErrCompactRange)
 	}
-	w := session.NewPartitionWindow(p.opts.WindowClients)
+	w := session.NewPartitionWindow(s.opts.WindowClients)
 	var purge uint64
 	offsets := map[offsetKey]uint64{}
 	if len(snap.GetData()) > 0 {
 		ps, err := decodeSnapshot(snap.GetData())
 		if err != nil {
-			return snapState{}, fmt.Errorf("partition state at %d: the raft log's snapshot at %d: %w", index, from, err)
+			return PartitionState{}, fmt.Errorf("partition state at %d: the raft log's snapshot at %d: %w", index, from, err)
 		}
 		w.Restore(ps.window)
 		purge = ps.purge
@@ -146,7 +146,7 @@ func (p *Plane) stateAt(rep *replica, index uint64) (snapState, error) {
 			return true, nil // apply skipped it too
 		}
 		if ent.windowed {
-			w.Commit(ent.key.client, ent.key.request, ent.key.hash)
+			w.Commit(ent.key.Client, ent.key.Request, ent.key.Hash)
 		}
 		k := offsetKey{ent.consumer, ent.id}
 		switch ent.kind {
@@ -167,13 +167,13 @@ func (p *Plane) stateAt(rep *replica, index uint64) (snapState, error) {
 		return true, nil
 	})
 	if err != nil {
-		return snapState{}, fmt.Errorf("partition state at %d: %w", index, err)
+		return PartitionState{}, fmt.Errorf("partition state at %d: %w", index, err)
 	}
-	st := snapState{window: w.Export(snapshotWindowClients), purge: purge, offsets: make([]storage.OffsetEntry, 0, len(offsets))}
+	st := PartitionState{Window: w.Export(snapshotWindowClients), Purge: purge, Offsets: make([]storage.OffsetEntry, 0, len(offsets))}
 	for k, off := range offsets {
-		st.offsets = append(st.offsets, storage.OffsetEntry{Kind: k.kind, ID: k.id, Offset: off})
+		st.Offsets = append(st.Offsets, storage.OffsetEntry{Kind: k.kind, ID: k.id, Offset: off})
 	}
-	slices.SortFunc(st.offsets, func(a, b storage.OffsetEntry) int {
+	slices.SortFunc(st.Offsets, func(a, b storage.OffsetEntry) int {
 		if a.Kind != b.Kind {
 			return cmp.Compare(a.Kind, b.Kind)
 		}
@@ -182,27 +182,18 @@ func (p *Plane) stateAt(rep *replica, index uint64) (snapState, error) {
 	return st, nil
 }
 
+// StateAt returns the partition's state right after the entry at index
+// applied, rebuilt from the group's log as a compaction at index
+// snapshots it (stateAt); index must have applied.
+func (rep *Replica) StateAt(index uint64) (PartitionState, error) { return rep.set.stateAt(rep, index) }
+
 // withState puts st into s.
-func (s *partSnapshot) withState(st snapState) {
-	s.window, s.purge, s.offsets = st.window, st.purge, st.offsets
+func (s *partSnapshot) withState(st PartitionState) {
+	s.window, s.purge, s.offsets = st.Window, st.Purge, st.Offsets
 }
 
 // offsetKey names one consumer's offset in stateAt.
 type offsetKey struct {
 	kind storage.ConsumerKind
 	id   uint32
-}
-
-// restoreWindow makes part's duplicate window cs (a snapshot's).
-func (part *partition) restoreWindow(cs []session.ClientWindow) {
-	part.winMu.Lock()
-	part.window.Restore(cs)
-	part.winMu.Unlock()
-}
-
-// exportWindow returns part's duplicate window for a snapshot.
-func (part *partition) exportWindow() []session.ClientWindow {
-	part.winMu.Lock()
-	defer part.winMu.Unlock()
-	return part.window.Export(snapshotWindowClients)
 }

@@ -1,4 +1,4 @@
-package partition
+package replicated
 
 import (
 	"context"
@@ -19,46 +19,48 @@ const raftDirName = "raft"
 // groupOpTimeout bounds one AddGroup or RemoveGroup call.
 const groupOpTimeout = 30 * time.Second
 
-// addReplica registers part as the replica of its raft group and queues
-// the AddGroup (cluster mode; p.mu held by CreatePartitions). Stopped
-// partitions (corrupt data, wrong key) get no group: they take no writes,
-// so this node does not vote for them either; the other replicas keep
-// their quorum with two of three.
-func (p *Plane) addReplica(t catalog.TopicRef, part *partition) {
-	cl := p.cl
+// Add registers part as the replica of its raft group and queues the
+// AddGroup; it returns the partition's Replica (the one already
+// registered, when the group has one). Stopped partitions (corrupt data,
+// wrong key) get no replica: they take no writes, so this node does not
+// vote for them either; the other replicas keep their quorum with two of
+// three. Add may run on the host's loop (a metadata effect): it does not
+// block on the host.
+func (s *Set) Add(t catalog.TopicRef, part Partition) *Replica {
 	// Voters are read now, while the metadata entry that creates the
 	// partition applies, not later on the worker: every replica must
 	// bootstrap the group with the same members.
-	rep := &replica{group: GroupID(t, part.id), ref: t, part: part, voters: cl.r.Voters()}
-	cl.mu.Lock()
-	if _, ok := cl.groups[rep.group]; ok {
-		cl.mu.Unlock()
-		return
+	rep := &Replica{set: s, group: GroupID(t, part.ID), ref: t, part: &part, voters: s.r.Voters()}
+	s.mu.Lock()
+	if cur, ok := s.groups[rep.group]; ok {
+		s.mu.Unlock()
+		return cur
 	}
-	cl.groups[rep.group] = rep
-	cl.mu.Unlock()
-	cl.ops.push(func(ctx context.Context) { p.startGroup(ctx, rep) })
+	s.groups[rep.group] = rep
+	s.mu.Unlock()
+	s.ops.push(func(ctx context.Context) { s.startGroup(ctx, rep) })
+	return rep
 }
 
 // startGroup opens the group's log and adds the group to the host. A
 // group restarted from a durable log applies its committed entries again
-// from the raft log's headers first (cluster_replay.go); apply is
+// from the raft log's headers first (replay.go); apply is
 // idempotent.
-func (p *Plane) startGroup(ctx context.Context, rep *replica) {
-	if p.cl.replicaOf(rep.group) != rep {
+func (s *Set) startGroup(ctx context.Context, rep *Replica) {
+	if s.replicaOf(rep.group) != rep {
 		return // deleted before it started
 	}
-	log := p.log.With("group", uint64(rep.group), "stream", rep.ref.StreamID, "topic", rep.ref.TopicID, "partition", rep.part.id)
+	log := s.log.With("group", uint64(rep.group), "stream", rep.ref.StreamID, "topic", rep.ref.TopicID, "partition", rep.part.ID)
 	st := replication.NewMemoryLog()
-	if p.opts.LogStorage != nil {
+	if s.opts.LogStorage != nil {
 		var err error
-		if st, err = p.opts.LogStorage(raftDir(rep.part.dir)); err != nil {
+		if st, err = s.opts.LogStorage(raftDir(rep.part.Dir)); err != nil {
 			log.Error("partition raft log did not open; the partition is not replicated on this node", "err", err)
 			return
 		}
 	}
 	part := rep.part
-	purged, err := readPurgeRecord(part.dir)
+	purged, err := readPurgeRecord(part.Dir)
 	if err != nil {
 		log.Error("partition purge record unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
@@ -68,14 +70,14 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 	rep.purgeID.Store(purged.id)
 	// A crash between raft storing a snapshot and its restore recording
 	// the purge identity: the log's own snapshot says it.
-	if err := p.adoptLogSnapshot(rep, st); err != nil {
+	if err := s.adoptLogSnapshot(rep, st); err != nil {
 		log.Error("partition raft log snapshot unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
 		return
 	}
-	seg, err := openSegLog(st, part.log, func() uint64 { return rep.purgedAt }, func(index, id uint64) error {
-		if res := p.applyPurge(rep, index, id); res.code != 0 {
-			return fmt.Errorf("purge of partition %s failed (status %d)", part.dir, res.code)
+	seg, err := openSegLog(st, part.Log, func() uint64 { return rep.purgedAt }, func(index, id uint64) error {
+		if res := s.applyPurge(rep, index, id); res.code != 0 {
+			return fmt.Errorf("purge of partition %s failed (status %d)", part.Dir, res.code)
 		}
 		return nil
 	})
@@ -84,19 +86,8 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		closeStorage(st)
 		return
 	}
-	seg.sealing = func() (uint8, uint64) {
-		if c := part.crypt; c != nil {
-			return c.tag, c.plainBefore.Load()
-		}
-		return 0, ^uint64(0)
-	}
-	seg.verify = func(rec []byte) error {
-		if c := part.crypt; c != nil {
-			return c.cipher.VerifyBatch(rec)
-		}
-		return nil
-	}
-	stamp, err := newStampLog(seg, part.id, p.opts.Clock, part.log.Tail, part.inWindow)
+	seg.local = part.Local
+	stamp, err := newStampLog(seg, part.ID, s.opts.Clock, part.Log.Tail, part.Window.Committed)
 	if err != nil {
 		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
@@ -111,7 +102,7 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		closeStorage(st)
 		return
 	}
-	applied, conf, err := p.replayHeaders(rep, st)
+	applied, conf, err := s.replayHeaders(rep, st)
 	if err != nil {
 		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
@@ -119,7 +110,7 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, groupOpTimeout)
 	defer cancel()
-	err = p.cl.r.AddGroup(ctx, rep.group, replication.GroupOptions{
+	err = s.r.AddGroup(ctx, rep.group, replication.GroupOptions{
 		Voters:  rep.voters,
 		Storage: stamp,
 		Prepare: stamp.prepare,
@@ -132,24 +123,24 @@ func (p *Plane) startGroup(ctx context.Context, rep *replica) {
 		return
 	}
 	if last == 0 && len(rep.voters) > 0 {
-		p.compactBootstrap(rep, uint64(len(rep.voters)))
+		s.compactBootstrap(rep, uint64(len(rep.voters)))
 	} else if n := bootstrapEntries(st, last); n > 0 {
-		p.compactBootstrap(rep, n) // stopped before it ran: again
+		s.compactBootstrap(rep, n) // stopped before it ran: again
 	}
 	// What the replay left wanted (a purge no node proposed before a
 	// restart, the offsets of a deleted group) is proposed by the keeper
 	// of the group's leader.
-	p.wantDeletedGroups(rep)
-	p.cl.notify()
-	if p.cl.pending(rep) {
-		p.kickKeeper()
+	s.wantDeletedGroups(rep)
+	s.notify()
+	if s.pending(rep) {
+		s.kickKeeper()
 	}
 }
 
-// dropReplicas unregisters the groups of the given partitions at once
-// (apply ignores them from now on) and queues their RemoveGroup.
-func (p *Plane) dropReplicas(t catalog.TopicRef, ids []uint32) {
-	cl := p.cl
+// Drop unregisters the groups of the given partitions at once and queues
+// their RemoveGroup (after which the partition's files may go).
+func (s *Set) Drop(t catalog.TopicRef, ids []uint32) {
+	cl := s
 	for _, id := range ids {
 		g := GroupID(t, id)
 		cl.mu.Lock()
@@ -163,7 +154,7 @@ func (p *Plane) dropReplicas(t catalog.TopicRef, ids []uint32) {
 			ctx, cancel := context.WithTimeout(ctx, groupOpTimeout)
 			defer cancel()
 			if err := cl.r.RemoveGroup(ctx, g); err != nil && !errors.Is(err, replication.ErrUnknownGroup) {
-				p.log.Warn("remove partition raft group", "group", uint64(g), "err", err)
+				s.log.Warn("remove partition raft group", "group", uint64(g), "err", err)
 			}
 			if rep.seg != nil {
 				_ = rep.seg.Close()

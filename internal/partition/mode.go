@@ -1,0 +1,101 @@
+package partition
+
+import (
+	"context"
+
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/partition/commit"
+	"github.com/iggo-dev/iggo/internal/partition/replicated"
+	"github.com/iggo-dev/iggo/internal/replication"
+)
+
+// mode is what differs between a single node and a cluster member at the
+// level of the plane: how a partition's committer is made and unmade.
+// Everything a write does goes through the partition's commit.Committer.
+type mode interface {
+	// held reports whether storage keeps appended records invisible
+	// until revealed (storage.Options.Held: a replicated log reveals
+	// committed records only).
+	held() bool
+	// open returns the committer of a partition CreatePartitions has just
+	// opened (Plane.mu held; it must not block).
+	open(t catalog.TopicRef, part *partition) commit.Committer
+	// drop forgets the committers of partitions being deleted, before
+	// their files go.
+	drop(t catalog.TopicRef, ids []uint32)
+	// await waits until the purges and offset deletions wanted by the
+	// given partitions have applied here (catalog.Awaiter).
+	await(ctx context.Context, t catalog.TopicRef, ids []uint32) error
+	// close ends the mode's goroutines (Plane.Close).
+	close()
+}
+
+// localMode is the single-node mode: writes apply to storage directly.
+type localMode struct{ p *Plane }
+
+func (m localMode) held() bool { return false }
+
+func (m localMode) open(_ catalog.TopicRef, part *partition) commit.Committer {
+	return &localCommitter{p: m.p, part: part}
+}
+
+func (localMode) drop(catalog.TopicRef, []uint32) {}
+
+// await returns at once: a local purge or offset deletion applies before
+// PurgeTopic or DeleteGroupOffsets returns.
+func (localMode) await(context.Context, catalog.TopicRef, []uint32) error { return nil }
+
+func (localMode) close() {}
+
+// replicatedMode is cluster mode: every partition is a raft group
+// (internal/partition/replicated).
+type replicatedMode struct {
+	p   *Plane
+	set *replicated.Set
+}
+
+func newReplicatedMode(p *Plane) replicatedMode {
+	return replicatedMode{p: p, set: replicated.New(p.opts.Replicator, replicated.Options{
+		Logger:        p.log,
+		Clock:         p.opts.Clock,
+		WindowClients: p.opts.WindowClients,
+		LogStorage:    p.opts.LogStorage,
+		Catalog:       p.catalog,
+	})}
+}
+
+func (m replicatedMode) held() bool { return true }
+
+func (m replicatedMode) open(t catalog.TopicRef, part *partition) commit.Committer {
+	return m.set.Add(t, replicated.Partition{ID: part.id, Dir: part.dir, Log: part.log, Window: part.window,
+		Local: partLocal{p: m.p, part: part}})
+}
+
+func (m replicatedMode) drop(t catalog.TopicRef, ids []uint32) { m.set.Drop(t, ids) }
+
+func (m replicatedMode) await(ctx context.Context, t catalog.TopicRef, ids []uint32) error {
+	return m.set.Await(ctx, t, ids)
+}
+
+func (m replicatedMode) close() { m.set.Close() }
+
+// The plane answers the metadata plane's wait for its effects.
+var _ catalog.Awaiter = (*Plane)(nil)
+
+// AwaitPartitions implements catalog.Awaiter: it returns once no
+// partition of t wants a purge or an offset deletion that has not applied
+// here (at once in single-node mode).
+func (p *Plane) AwaitPartitions(ctx context.Context, t catalog.TopicRef) error {
+	parts := p.topicParts(t)
+	ids := make([]uint32, 0, len(parts))
+	for _, part := range parts {
+		ids = append(ids, part.id)
+	}
+	return p.mode.await(ctx, t, ids)
+}
+
+// GroupID is the raft group of one partition in cluster mode
+// (replicated.GroupID).
+func GroupID(ref catalog.TopicRef, partition uint32) replication.GroupID {
+	return replicated.GroupID(ref, partition)
+}

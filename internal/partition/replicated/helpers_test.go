@@ -1,0 +1,116 @@
+package replicated
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/encryption"
+	"github.com/iggo-dev/iggo/internal/partition/commit"
+	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// testBatch is an admitted batch record of n messages.
+func testBatch(t *testing.T, n int) []byte {
+	t.Helper()
+	var b wire.BatchBuilder
+	b.Reset(nil)
+	for i := range n {
+		if err := b.Add(wire.Uint128{Lo: uint64(i + 1)}, 10, []byte("payload"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return batch
+}
+
+// fakeLocal is a partition's plane-side state in tests of a bare log.
+type fakeLocal struct {
+	tag    uint8
+	from   uint64
+	verify func([]byte) error
+}
+
+func (l fakeLocal) Sealing() (uint8, uint64) { return l.tag, l.from }
+func (l fakeLocal) VerifySealed(rec []byte) error {
+	if l.verify == nil {
+		return nil
+	}
+	return l.verify(rec)
+}
+func (fakeLocal) Purge() error               { return nil }
+func (fakeLocal) Counted(error, uint32, int) {}
+
+// testCipher is a cipher with a key derived from seed.
+func testCipher(t *testing.T, seed byte) *encryption.Cipher {
+	t.Helper()
+	key := make([]byte, encryption.KeySize)
+	for i := range key {
+		key[i] = seed + byte(i)
+	}
+	c, err := encryption.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// testRef is the topic of the bare replicas.
+var testRef = catalog.TopicRef{StreamID: 1, TopicID: 1, Incarnation: 5, Settings: wire.DefaultTopicSettings()}
+
+// hostless is a Replicator without a host: every blocking call fails at
+// once (the Set's lifecycle worker is closed, so no group starts).
+type hostless struct{}
+
+func (hostless) Self() replication.NodeID     { return 0 }
+func (hostless) Voters() []replication.NodeID { return []replication.NodeID{0} }
+func (hostless) AddGroup(context.Context, replication.GroupID, replication.GroupOptions) error {
+	return replication.ErrStopped
+}
+func (hostless) RemoveGroup(context.Context, replication.GroupID) error {
+	return replication.ErrStopped
+}
+func (hostless) Propose(context.Context, replication.GroupID, []byte) (uint64, error) {
+	return 0, replication.ErrStopped
+}
+func (hostless) Leader(replication.GroupID) (replication.NodeID, bool) { return 0, false }
+func (hostless) WaitFor(context.Context, replication.GroupID, func(replication.View) bool) (replication.View, error) {
+	return replication.View{}, replication.ErrStopped
+}
+func (hostless) CompactTo(context.Context, replication.GroupID, uint64, []byte) error {
+	return replication.ErrStopped
+}
+
+// bareReplica returns the replica of partition 0 of testRef over a held
+// storage partition in a temporary directory, in a Set without a host.
+func bareReplica(t *testing.T) *Replica {
+	t.Helper()
+	dir := t.TempDir()
+	log, err := storage.Open(dir, storage.Options{Format: commit.BatchFormat{}, Held: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(hostless{}, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s.ops.close() // no host: keep the group lifecycle from running
+	rep := s.Add(testRef, Partition{ID: 0, Dir: dir, Log: log, Window: commit.NewWindow(0)})
+	t.Cleanup(func() {
+		s.Close()
+		_ = log.Close()
+	})
+	return rep
+}
+
+// appendBatch appends a batch of n messages to rep's partition.
+func appendBatch(t *testing.T, rep *Replica, n int) {
+	t.Helper()
+	if _, err := rep.part.Log.Append(testBatch(t, n), uint32(n)); err != nil {
+		t.Fatal(err)
+	}
+}
