@@ -22,11 +22,11 @@ import (
 func (rep *Replica) Apply(e replication.Entry) {
 	s := rep.set
 	g := rep.group
-	if rep.stamp != nil {
-		rep.stamp.applied(e.Index, e.Data)
+	if stamp := rep.stamp.Load(); stamp != nil {
+		stamp.applied(e.Index, e.Data)
 	}
-	if rep.seg != nil {
-		rep.seg.applied(e.Index)
+	if seg := rep.seg.Load(); seg != nil {
+		seg.applied(e.Index)
 	}
 	ent, err := decodeEntry(e.Data)
 	if err != nil {

@@ -37,7 +37,7 @@ func (s *Set) removeOldest(rep *Replica, k int) (storage.Removed, error) {
 		return storage.Removed{}, nil
 	}
 	part := rep.part
-	if s.replicaOf(rep.group) != rep || rep.seg == nil {
+	if s.replicaOf(rep.group) != rep || rep.seg.Load() == nil {
 		return storage.Removed{}, nil // not replicated here (yet): keep the data
 	}
 	var keep uint64
@@ -58,7 +58,7 @@ func (s *Set) removeOldest(rep *Replica, k int) (storage.Removed, error) {
 // compactBefore compacts rep's log up to its last stored batch below
 // offset keep.
 func (s *Set) compactBefore(rep *Replica, keep uint64) error {
-	index, ts, found, err := rep.seg.lastBatchBelow(keep, rep.purgedAt)
+	index, ts, found, err := rep.seg.Load().lastBatchBelow(keep, rep.purgedAt)
 	if err != nil || !found {
 		return err
 	}

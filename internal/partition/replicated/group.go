@@ -94,8 +94,8 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 		return
 	}
 	stamp.purgeDone = rep.purgeID.Load
-	rep.seg = seg
-	rep.stamp = stamp
+	rep.seg.Store(seg)
+	rep.stamp.Store(stamp)
 	last, err := st.LastIndex()
 	if err != nil {
 		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
@@ -156,8 +156,8 @@ func (s *Set) Drop(t catalog.TopicRef, ids []uint32) {
 			if err := cl.r.RemoveGroup(ctx, g); err != nil && !errors.Is(err, replication.ErrUnknownGroup) {
 				s.log.Warn("remove partition raft group", "group", uint64(g), "err", err)
 			}
-			if rep.seg != nil {
-				_ = rep.seg.Close()
+			if seg := rep.seg.Load(); seg != nil {
+				_ = seg.Close()
 			}
 		})
 	}

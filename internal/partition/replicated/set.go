@@ -155,11 +155,11 @@ type Replica struct {
 	// deletes is len(wantDelete), for the lock-free check of a send.
 	deletes atomic.Int32
 	// stamp is the wrapped log (stamp.go), set like seg.
-	stamp *stampLog
+	stamp atomic.Pointer[stampLog]
 	// seg is the group's log (seglog.go), under stamp; set by the
 	// lifecycle worker before AddGroup and closed by it after
 	// RemoveGroup.
-	seg *segLog
+	seg atomic.Pointer[segLog]
 	// missed records the windowed entries whose apply did not enter the
 	// duplicate window (snapwindow.go).
 	missed missedWindow

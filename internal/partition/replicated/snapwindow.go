@@ -110,10 +110,11 @@ type PartitionState struct {
 // them; a windowed entry whose apply failed is left out (missedWindow).
 // An index at or below the log's snapshot is replication.ErrCompactRange.
 func (s *Set) stateAt(rep *Replica, index uint64) (PartitionState, error) {
-	if rep.seg == nil {
+	seg := rep.seg.Load()
+	if seg == nil {
 		return PartitionState{}, fmt.Errorf("partition state at %d: the group's log is not open", index)
 	}
-	inner := rep.seg.headers()
+	inner := seg.headers()
 	snap, err := inner.Snapshot()
 	if err != nil {
 		return PartitionState{}, fmt.Errorf("partition state at %d: %w", index, err)

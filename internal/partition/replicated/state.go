@@ -25,9 +25,7 @@ type State struct {
 // State returns the replica's state now.
 func (rep *Replica) State() State {
 	st := State{PurgeApplied: rep.purgeID.Load(), Pending: rep.set.pending(rep), Halted: rep.halted.Load()}
-	rep.set.mu.Lock()
-	seg := rep.seg
-	rep.set.mu.Unlock()
+	seg := rep.seg.Load()
 	if seg != nil {
 		st.ReadsBack = seg.reads.Load()
 		st.FirstIndex, _ = seg.FirstIndex()
