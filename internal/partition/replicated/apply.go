@@ -30,15 +30,14 @@ func (rep *Replica) Apply(e replication.Entry) {
 	}
 	ent, err := decodeEntry(e.Data)
 	if err != nil {
+		rep.reqs.leave(e.Index, e.Data)
 		s.log.Error("partition raft entry does not decode; skipped", "group", uint64(g), "index", e.Index, "err", err)
 		return
 	}
 	if e.Index <= rep.purgedAt {
 		// Before the last purge executed here: its effect is gone, but a
 		// request it answered stays recognised as a duplicate.
-		if ent.windowed {
-			rep.part.Window.Commit(ent.key)
-		}
+		rep.reqs.applied(e.Index, e.Data, true)
 		return
 	}
 	part := rep.part
@@ -58,13 +57,7 @@ func (rep *Replica) Apply(e replication.Entry) {
 			s.deleted(rep, ent.id)
 		}
 	}
-	if ent.windowed {
-		if res.code == 0 {
-			part.Window.Commit(ent.key)
-		} else {
-			rep.missed.add(e.Index)
-		}
-	}
+	rep.reqs.applied(e.Index, e.Data, res.code == 0)
 	res.index, res.term = e.Index, e.Term
 	s.deliver(&ent, res)
 }

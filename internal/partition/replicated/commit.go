@@ -70,14 +70,14 @@ func (r *Replica) Commit(ctx context.Context, w commit.Write) commit.Outcome {
 		r.background(e, w.Applied)
 		return commit.Outcome{}
 	}
-	if w.Windowed && !r.part.Window.Begin(w.Key) {
+	if w.Windowed && !r.reqs.window.Begin(w.Key) {
 		return commit.Outcome{Dup: true}
 	}
 	res := s.propose(ctx, r.group, &e)
 	if w.Windowed {
 		// Apply put a committed request into the window, here as on every
 		// replica (a second Commit would take a second ring slot).
-		r.part.Window.End(w.Key, false)
+		r.reqs.window.End(w.Key, false)
 	}
 	if res.dup {
 		return commit.Outcome{Dup: true}

@@ -82,7 +82,7 @@ func (s *Set) compactBefore(rep *Replica, keep uint64) error {
 	if err != nil {
 		return fmt.Errorf("compact the raft log of %s to index %d before removing segments: %w", rep.part.Dir, index, err)
 	}
-	rep.missed.dropTo(index)
+	rep.reqs.missed.dropTo(index)
 	return nil
 }
 
@@ -116,7 +116,7 @@ func (s *Set) queueCompaction(rep *Replica, index uint64, snap partSnapshot, fai
 			err = s.r.CompactTo(ctx, rep.group, index, snap.encode())
 		}
 		if err == nil {
-			rep.missed.dropTo(index)
+			rep.reqs.missed.dropTo(index)
 		}
 		if err != nil && !errors.Is(err, replication.ErrCompactRange) {
 			failed(err)

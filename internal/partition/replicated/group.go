@@ -30,7 +30,7 @@ func (s *Set) Add(t catalog.TopicRef, part Partition) *Replica {
 	// Voters are read now, while the metadata entry that creates the
 	// partition applies, not later on the worker: every replica must
 	// bootstrap the group with the same members.
-	rep := &Replica{set: s, group: GroupID(t, part.ID), ref: t, part: &part, voters: s.r.Voters()}
+	rep := &Replica{set: s, group: GroupID(t, part.ID), ref: t, part: &part, voters: s.r.Voters(), reqs: newRequests(part.Window)}
 	s.mu.Lock()
 	if cur, ok := s.groups[rep.group]; ok {
 		s.mu.Unlock()
@@ -87,13 +87,12 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 		return
 	}
 	seg.local = part.Local
-	stamp, err := newStampLog(seg, part.ID, s.opts.Clock, part.Log.Tail, part.Window.Committed)
+	stamp, err := newStampLog(seg, part.ID, part.Log.Tail, rep.reqs)
 	if err != nil {
 		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
 		return
 	}
-	stamp.purgeDone = rep.purgeID.Load
 	rep.seg.Store(seg)
 	rep.stamp.Store(stamp)
 	last, err := st.LastIndex()
@@ -113,7 +112,7 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 	err = s.r.AddGroup(ctx, rep.group, replication.GroupOptions{
 		Voters:  rep.voters,
 		Storage: stamp,
-		Prepare: stamp.prepare,
+		Prepare: rep.prepare,
 		Applied: applied,
 		Conf:    conf,
 	})

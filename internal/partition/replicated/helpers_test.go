@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/encryption"
@@ -113,4 +114,36 @@ func appendBatch(t *testing.T, rep *Replica, n int) {
 	if _, err := rep.part.Log.Append(testBatch(t, n), uint32(n)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// stampFixture is a stampLog over a log with the replica whose Prepare
+// hook it serves, as a group's start wires them.
+type stampFixture struct {
+	*stampLog
+	rep *Replica
+}
+
+// newTestStamp wraps st for partition pid with clock; the requests in
+// committed are in the duplicate window.
+func newTestStamp(st replication.LogStorage, pid uint32, clock func() time.Time, stored func() (uint64, uint64), committed ...commit.Key) (stampFixture, error) {
+	w := commit.NewWindow(0)
+	for _, k := range committed {
+		w.Commit(k)
+	}
+	rep := &Replica{set: &Set{opts: Options{Clock: clock}}, part: &Partition{ID: pid, Window: w}, reqs: newRequests(w)}
+	s, err := newStampLog(st, pid, stored, rep.reqs)
+	if err != nil {
+		return stampFixture{}, err
+	}
+	rep.stamp.Store(s)
+	return stampFixture{stampLog: s, rep: rep}, nil
+}
+
+// prepare is the replica's Prepare hook.
+func (f stampFixture) prepare(data []byte) (func(), error) { return f.rep.prepare(data) }
+
+// applied is what apply tells the log and the requests.
+func (f stampFixture) applied(index uint64, data []byte) {
+	f.stampLog.applied(index, data)
+	f.rep.reqs.leave(index, data)
 }

@@ -34,10 +34,6 @@ const (
 	keeperWarnEvery = 10
 )
 
-// ErrPurgeKnown is the refusal of a purge whose identity is already in the
-// leader's log or applied: it is not proposed again (stampLog.prepare).
-var ErrPurgeKnown = errors.New("partition: this purge is already in the raft log")
-
 // keeper is the state of the plane's keeper goroutine.
 type keeper struct {
 	mu      sync.Mutex

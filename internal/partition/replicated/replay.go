@@ -53,7 +53,7 @@ func (s *Set) replayHeaders(rep *Replica, inner replication.LogStorage) (uint64,
 			return 0, nil, fmt.Errorf("raft log snapshot at %d: %w", snap.GetMetadata().GetIndex(), err)
 		}
 		if ps.window != nil { // version 2: no window
-			rep.part.Window.Restore(ps.window)
+			rep.reqs.window.Restore(ps.window)
 		}
 	}
 	first, err := inner.FirstIndex()

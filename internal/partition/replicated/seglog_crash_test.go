@@ -57,7 +57,7 @@ func TestSegLogCrashBetweenSnapshotAndRestore(t *testing.T) {
 	}
 	// crash here (RestoreReplicated -> ResetTo not run)
 	f.reopen()
-	s, err := newStampLog(f.seg, 0, time.Now, f.part.Tail, nil)
+	s, err := newTestStamp(f.seg, 0, time.Now, f.part.Tail)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestSegLogCrashBetweenSnapshotAndRestore(t *testing.T) {
 // every batch).
 func TestStampLogSnapshotClearsPurging(t *testing.T) {
 	st := replication.NewMemoryLog()
-	s, err := newStampLog(st, 0, time.Now, func() (uint64, uint64) { return 0, 0 }, nil)
+	s, err := newTestStamp(st, 0, time.Now, func() (uint64, uint64) { return 0, 0 })
 	if err != nil {
 		t.Fatal(err)
 	}

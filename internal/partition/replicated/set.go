@@ -160,9 +160,9 @@ type Replica struct {
 	// lifecycle worker before AddGroup and closed by it after
 	// RemoveGroup.
 	seg atomic.Pointer[segLog]
-	// missed records the windowed entries whose apply did not enter the
-	// duplicate window (snapwindow.go).
-	missed missedWindow
+	// reqs is the one owner of the partition's duplicate detection
+	// (requests.go).
+	reqs *requests
 }
 
 // applyResult is what apply tells the waiting handler.

@@ -41,7 +41,7 @@ func (rep *Replica) Snapshot() ([]byte, error) {
 	_, ts := rep.part.Log.Tail()
 	// On the loop at the applied index: the live window is the window
 	// there.
-	return partSnapshot{next: next, ts: ts, purge: rep.purgeID.Load(), offsets: rep.part.Log.Offsets().All(), window: rep.part.Window.Export(snapshotWindowClients)}.encode(), nil
+	return partSnapshot{next: next, ts: ts, purge: rep.purgeID.Load(), offsets: rep.part.Log.Offsets().All(), window: rep.reqs.window.Export(snapshotWindowClients)}.encode(), nil
 }
 
 // Restore implements replication.GroupMachine: it moves the partition to a snapshot's position (see the
@@ -87,9 +87,9 @@ func (rep *Replica) Restore(index uint64, data []byte) error {
 	if snap.window != nil {
 		// A version 2 snapshot has no window: the replica keeps what it
 		// applied itself (a part of the window at the snapshot).
-		part.Window.Restore(snap.window)
+		rep.reqs.window.Restore(snap.window)
 	}
-	rep.missed.dropTo(index)
+	rep.reqs.missed.dropTo(index)
 	return nil
 }
 

@@ -137,7 +137,7 @@ func (s *Set) stateAt(rep *Replica, index uint64) (PartitionState, error) {
 			offsets[offsetKey{o.Kind, o.ID}] = o.Offset
 		}
 	}
-	missed := rep.missed.in(from+1, index)
+	missed := rep.reqs.missed.in(from+1, index)
 	err = forEntries(inner, from+1, index, func(e *raftpb.Entry) (bool, error) {
 		if e.GetType() != raftpb.EntryNormal || missed[e.GetIndex()] {
 			return true, nil

@@ -1,55 +1,41 @@
 package replicated
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sync"
-	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 
-	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/replication"
-	"github.com/iggo-dev/iggo/wire"
 )
 
-// stampLog is a partition group's raft log wrapped to track the stamping
-// tail: the offset the next proposed batch gets (the end of the last batch
-// in the log, committed or not, or 0 after a purge entry) and the
-// timestamp of that batch. The leader's Prepare hook stamps every proposed
-// batch from the tail, so offsets are fixed by log order, never by apply
-// timing, and every replica stores the same bytes.
+// stampLog is a partition group's raft log wrapped to know what the log
+// holds, as the Prepare hook (prepare.go) needs it: the stamping tail (the
+// offset the next proposed batch gets: the end of the last batch in the
+// log, committed or not, or 0 after a purge entry, and the timestamp of
+// that batch), the start-up replay gate, a purge in the log not yet
+// applied, and the purge identities the log holds. It tells the
+// partition's requests (requests.go) which windowed entries the log holds.
+// It does no state-machine work: it stores and returns entries through
+// the log it wraps.
 //
-// It also tracks the requests in flight in the log: the duplicate-window
-// keys of windowed entries appended (or accepted) but not yet applied.
-// prepare refuses a request whose key is in flight (errInFlight, answered
-// 57: the earlier copy may still commit) or already in the duplicate
-// window (errDuplicate, answered like a duplicate), so a retry after a
-// 57 or a failover never puts a second copy in the log, even when the
-// first is still uncommitted in the new leader's log. Both checks run on
-// the loop, atomic with the apply that moves a key from one to the other.
-//
-// The host calls Append, ApplySnapshot and prepare on its loop only; the
-// mutex makes the start-up computation and tests race-free.
+// The host calls Append and ApplySnapshot on its loop only; the mutex
+// makes the start-up computation and tests race-free.
 type stampLog struct {
 	replication.LogStorage
 	// hdr is the log scanned for marks and keys: the inner log of a
 	// segLog (headers only, no batch read back), else the log itself.
-	hdr   replication.LogStorage
-	pid   uint32
-	clock func() time.Time
+	hdr replication.LogStorage
+	pid uint32
 	// stored returns the partition's own next offset and last timestamp,
 	// the tail when the log holds no batch or purge entry.
 	stored func() (next, ts uint64)
-	// committed reports whether a request is in the duplicate window.
-	committed func(commit.Key) bool
+	// reqs learns which windowed entries the log holds.
+	reqs *requests
 
 	mu     sync.Mutex
 	tail   uint64
 	tailTs uint64
-	// inflight maps keys of unapplied windowed entries to their log
-	// index (inflightUnbound until the entry is appended).
-	inflight map[commit.Key]uint64
 	// replayTo is the last data entry at or below the commit index stored
 	// when the log was opened; until it has applied again (replayed) the
 	// duplicate window is incomplete and prepare refuses proposals
@@ -65,19 +51,16 @@ type stampLog struct {
 	// lastApplied is the last index applied.
 	lastApplied uint64
 	// purgeSeen is the highest purge identity among the unapplied purge
-	// entries in the log or accepted; purgeDone (set by the group's
-	// start; nil: none) returns the highest applied here. prepare refuses
-	// a purge at or below either (ErrPurgeKnown): the same purge is never
-	// twice in a leader's log.
+	// entries in the log or accepted.
 	purgeSeen uint64
-	purgeDone func() uint64
 }
 
 // newStampLog wraps st and computes the initial tail: from the last batch
 // or purge entry in the log (a batch ending below the partition's next
-// offset counts as that offset), else the partition's next offset.
-func newStampLog(st replication.LogStorage, pid uint32, clock func() time.Time, stored func() (uint64, uint64), committed func(commit.Key) bool) (*stampLog, error) {
-	s := &stampLog{LogStorage: st, hdr: st, pid: pid, clock: clock, stored: stored, committed: committed, inflight: map[commit.Key]uint64{}}
+// offset counts as that offset), else the partition's next offset. The
+// windowed entries after the stored commit index are told to reqs.
+func newStampLog(st replication.LogStorage, pid uint32, stored func() (uint64, uint64), reqs *requests) (*stampLog, error) {
+	s := &stampLog{LogStorage: st, hdr: st, pid: pid, stored: stored, reqs: reqs}
 	if h, ok := st.(interface{ headers() replication.LogStorage }); ok {
 		s.hdr = h.headers()
 	}
@@ -164,12 +147,8 @@ func (s *stampLog) appendWith(entries []*raftpb.Entry, store func([]*raftpb.Entr
 	}
 	if from := entries[0].GetIndex(); from <= last {
 		// A conflicting suffix was replaced: its requests are gone.
+		s.reqs.cut(from)
 		s.mu.Lock()
-		for k, at := range s.inflight {
-			if at >= from {
-				delete(s.inflight, k)
-			}
-		}
 		cut := s.purging != inflightUnbound && s.purging >= from
 		s.mu.Unlock()
 		if cut {
@@ -181,7 +160,7 @@ func (s *stampLog) appendWith(entries []*raftpb.Entry, store func([]*raftpb.Entr
 			return err
 		}
 	}
-	s.bindInflight(entries)
+	s.reqs.bind(entries)
 	s.bindPurge(entries)
 	for i := len(entries) - 1; i >= 0; i-- {
 		if entries[i].GetType() != raftpb.EntryNormal {
@@ -224,7 +203,7 @@ func (s *stampLog) ApplySnapshot(snap *raftpb.Snapshot) error {
 	defer s.mu.Unlock()
 	s.purging = 0
 	s.purgeSeen = 0
-	clear(s.inflight)
+	s.reqs.reset()
 	s.lastApplied = max(s.lastApplied, snap.GetMetadata().GetIndex())
 	s.replayed = true
 	return nil
@@ -249,76 +228,34 @@ func (s *stampLog) Tail() (next, ts uint64) {
 	return s.tail, s.tailTs
 }
 
-// prepare is the group's replication.GroupOptions.Prepare hook (on the
-// loop, in log order, leader only): a send is stamped in place with base
-// offset = tail and timestamp = max(now, last stamped timestamp) in the
-// entry header and in the batch (partition id, base offset, base
-// timestamp, batch checksum); accepted advances the tail. A purge's
-// accepted resets the tail to 0. Other entries pass unchanged.
-func (s *stampLog) prepare(data []byte) (func(), error) {
-	if len(data) < entryCommonLen {
-		return func() {}, nil
-	}
-	key, windowed := windowKeyOf(data)
+// replayDone reports whether the start-up replay has applied again.
+func (s *stampLog) replayDone() bool {
 	s.mu.Lock()
-	replayed := s.replayed
+	defer s.mu.Unlock()
+	return s.replayed
+}
+
+// purgePending reports a purge in the log (or accepted) not yet applied.
+func (s *stampLog) purgePending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.purging != 0
+}
+
+// purgeInLog reports whether purge identity id is among the unapplied
+// purge entries in the log or accepted.
+func (s *stampLog) purgeInLog(id uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return id <= s.purgeSeen
+}
+
+// acceptPurge records a purge entry of identity id raft has just
+// admitted: the tail restarts at 0 and batches wait for its apply.
+func (s *stampLog) acceptPurge(id uint64) {
+	s.setMark(markPurge, 0, 0)
+	s.mu.Lock()
+	s.purging = inflightUnbound
+	s.purgeSeen = max(s.purgeSeen, id)
 	s.mu.Unlock()
-	if !replayed {
-		return nil, errReplaying
-	}
-	if windowed {
-		s.mu.Lock()
-		_, busy := s.inflight[key]
-		s.mu.Unlock()
-		switch {
-		case busy:
-			return nil, errInFlight
-		case s.committed != nil && s.committed(key):
-			return nil, errDuplicate
-		}
-	}
-	bind := func() {
-		if windowed {
-			s.mu.Lock()
-			s.inflight[key] = inflightUnbound
-			s.mu.Unlock()
-		}
-	}
-	switch data[0] {
-	case entrySend:
-		s.mu.Lock()
-		purging := s.purging != 0
-		s.mu.Unlock()
-		if purging {
-			return nil, errPurgePending
-		}
-		if len(data) < entrySendLen+wire.BatchHeaderSize {
-			return nil, fmt.Errorf("%w: send of %d bytes", errBadEntry, len(data))
-		}
-		batch, _, err := wire.ParseBatch(data[entrySendLen:])
-		if err != nil {
-			return nil, fmt.Errorf("stamp batch: %w", err)
-		}
-		count := binary.LittleEndian.Uint32(data[offSendCount:])
-		base, last := s.Tail()
-		now := uint64(max(s.clock().UnixMicro(), 0))
-		ts := max(now, last)
-		binary.LittleEndian.PutUint64(data[offSendBase:], base)
-		binary.LittleEndian.PutUint64(data[offSendTs:], ts)
-		batch.Stamp(uint64(s.pid), base, ts)
-		return func() { bind(); s.setMark(markBatch, base+uint64(count), ts) }, nil
-	case entryPurge:
-		id := purgeIDOf(data)
-		if id != 0 && s.purgeKnown(id) {
-			return nil, ErrPurgeKnown
-		}
-		return func() {
-			s.setMark(markPurge, 0, 0)
-			s.mu.Lock()
-			s.purging = inflightUnbound
-			s.purgeSeen = max(s.purgeSeen, id)
-			s.mu.Unlock()
-		}, nil
-	}
-	return bind, nil
 }

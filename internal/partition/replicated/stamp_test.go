@@ -69,7 +69,7 @@ func TestStampLogTail(t *testing.T) {
 	stored := func() (uint64, uint64) { return 4, 50 }
 	clock := func() time.Time { return time.UnixMicro(1000) }
 
-	empty, err := newStampLog(replication.NewMemoryLog(), 3, clock, stored, nil)
+	empty, err := newTestStamp(replication.NewMemoryLog(), 3, clock, stored)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestStampLogTail(t *testing.T) {
 	if err := st.Append([]*raftpb.Entry{raftEntry(1, 1, sendEntry(t, 4, 3)), raftEntry(2, 1, sendEntry(t, 7, 2)), raftEntry(3, 1, nil)}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := newStampLog(st, 3, clock, stored, nil)
+	s, err := newTestStamp(st, 3, clock, stored)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestStampLogInitialPurge(t *testing.T) {
 	if err := st.Append([]*raftpb.Entry{raftEntry(1, 1, sendEntry(t, 0, 3)), raftEntry(2, 1, (&entry{kind: entryPurge}).encode())}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := newStampLog(st, 0, clock, func() (uint64, uint64) { return 3, 0 }, nil)
+	s, err := newTestStamp(st, 0, clock, func() (uint64, uint64) { return 3, 0 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestStampLogInitialPurge(t *testing.T) {
 	if err := st.Append([]*raftpb.Entry{raftEntry(1, 1, sendEntry(t, 0, 3))}); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = newStampLog(st, 0, clock, func() (uint64, uint64) { return 8, 0 }, nil); err != nil {
+	if s, err = newTestStamp(st, 0, clock, func() (uint64, uint64) { return 8, 0 }); err != nil {
 		t.Fatal(err)
 	}
 	if tail, _ := s.Tail(); tail != 8 {
@@ -283,7 +283,6 @@ func TestStampLogInflight(t *testing.T) {
 	windowed := func(key commit.Key) []byte {
 		return (&entry{kind: entryOffsetStore, windowed: true, key: key}).encode()
 	}
-	committed := map[commit.Key]bool{k(9): true}
 	st := replication.NewMemoryLog()
 	if err := st.Append([]*raftpb.Entry{raftEntry(1, 1, windowed(k(1))), raftEntry(2, 1, nil), raftEntry(3, 1, windowed(k(3)))}); err != nil {
 		t.Fatal(err)
@@ -291,7 +290,7 @@ func TestStampLogInflight(t *testing.T) {
 	if err := st.SetHardState(&raftpb.HardState{Term: new(uint64(1)), Commit: new(uint64(2))}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := newStampLog(st, 0, time.Now, func() (uint64, uint64) { return 0, 0 }, func(key commit.Key) bool { return committed[key] })
+	s, err := newTestStamp(st, 0, time.Now, func() (uint64, uint64) { return 0, 0 }, k(9))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,12 +342,11 @@ func TestStampLogInflight(t *testing.T) {
 // the log unapplied, accepted, or applied; once a conflicting append
 // replaced the entry holding it, it may be proposed again.
 func TestStampLogPurgeIdentity(t *testing.T) {
-	s, err := newStampLog(replication.NewMemoryLog(), 0, time.Now, func() (uint64, uint64) { return 0, 0 }, nil)
+	s, err := newTestStamp(replication.NewMemoryLog(), 0, time.Now, func() (uint64, uint64) { return 0, 0 })
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := uint64(3)
-	s.purgeDone = func() uint64 { return done }
+	s.rep.purgeID.Store(3)
 	purge := func(id uint64) []byte { return (&entry{kind: entryPurge, purgeID: id}).encode() }
 	if _, err := s.prepare(purge(3)); !errors.Is(err, ErrPurgeKnown) {
 		t.Fatalf("applied identity 3: %v", err)

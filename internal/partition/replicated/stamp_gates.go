@@ -1,28 +1,17 @@
 package replicated
 
 import (
-	"errors"
 	"fmt"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
 
-// Requests in flight in a partition group's log (see stampLog): the keys
-// of windowed entries appended or accepted but not yet applied, and the
-// start-up replay gate.
+// The upkeep of what a stampLog knows of its log: the windowed entries
+// after the stored commit index (told to the partition's requests), the
+// start-up replay gate and the purge in the log.
 
 // inflightUnbound marks a key accepted by raft but not yet appended.
 const inflightUnbound = ^uint64(0)
-
-// Errors of prepare.
-var (
-	errInFlight  = errors.New("partition: the same request is in flight in the raft log")
-	errDuplicate = errors.New("partition: the same request is already committed")
-	errReplaying = errors.New("partition: the raft log is still being replayed")
-	// errPurgePending: a purge entry in the log has not applied yet; the
-	// handler retries the batch (see stampLog.purging).
-	errPurgePending = errors.New("partition: a purge in the raft log has not applied yet")
-)
 
 // seedInflight records the windowed entries after the stored commit index
 // (a restart: the committed ones are applied again before any proposal).
@@ -36,7 +25,7 @@ func (s *stampLog) seedInflight(last uint64) error {
 		return fmt.Errorf("partition %d raft log: %w", s.pid, err)
 	}
 	err = forEntries(s.hdr, max(hs.GetCommit()+1, first), last, func(e *raftpb.Entry) (bool, error) {
-		s.bindInflight([]*raftpb.Entry{e})
+		s.reqs.bind([]*raftpb.Entry{e})
 		s.purgeSeen = max(s.purgeSeen, entryPurgeID(e))
 		return true, nil
 	})
@@ -70,23 +59,9 @@ func (s *stampLog) findReplayEnd() error {
 	return nil
 }
 
-// bindInflight records the windowed entries among ents at their index.
-func (s *stampLog) bindInflight(ents []*raftpb.Entry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, e := range ents {
-		if e.GetType() != raftpb.EntryNormal {
-			continue
-		}
-		if key, ok := windowKeyOf(e.GetData()); ok {
-			s.inflight[key] = e.GetIndex()
-		}
-	}
-}
-
 // applied notes that the entry at index with data has applied (called by
-// ApplyReplicated on the loop): its request leaves the in-flight set, and
-// the start-up replay may be complete.
+// Apply on the loop): the start-up replay may be complete, and a purge
+// no longer pending.
 func (s *stampLog) applied(index uint64, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -96,13 +71,6 @@ func (s *stampLog) applied(index uint64, data []byte) {
 	}
 	if len(data) >= entryCommonLen && data[0] == entryPurge && s.purging != inflightUnbound && index >= s.purging {
 		s.purging = 0
-	}
-	key, ok := windowKeyOf(data)
-	if !ok {
-		return
-	}
-	if at, ok := s.inflight[key]; ok && (at <= index || at == inflightUnbound) {
-		delete(s.inflight, key)
 	}
 }
 
@@ -143,15 +111,6 @@ func (s *stampLog) rescanPurge(hi uint64) error {
 		s.mu.Unlock()
 	}
 	return nil
-}
-
-// purgeKnown reports whether purge identity id is in the log unapplied,
-// accepted, or applied here.
-func (s *stampLog) purgeKnown(id uint64) bool {
-	s.mu.Lock()
-	seen := s.purgeSeen
-	s.mu.Unlock()
-	return id <= seen || s.purgeDone != nil && id <= s.purgeDone()
 }
 
 // rescanPurgeSeen recomputes purgeSeen after the entries above hi were
