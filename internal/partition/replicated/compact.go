@@ -125,8 +125,8 @@ func (s *Set) queueCompaction(rep *Replica, index uint64, snap partSnapshot, fai
 }
 
 // lastBatchBelow scans the headers after the last executed purge for the
-// last stored batch whose base offset is below keep; it returns its index
-// and timestamp.
+// last batch (stored, or kept whole: see segLog) whose base offset is
+// below keep; it returns its index and timestamp.
 func (s *segLog) lastBatchBelow(keep, purgedAt uint64) (index, ts uint64, found bool, err error) {
 	first, err := s.inner.FirstIndex()
 	if err != nil {
@@ -137,7 +137,7 @@ func (s *segLog) lastBatchBelow(keep, purgedAt uint64) (index, ts uint64, found 
 		return 0, 0, false, err
 	}
 	err = forEntries(s.inner, max(first, purgedAt+1), last, func(e *raftpb.Entry) (bool, error) {
-		b, ok := storedHeader(e)
+		b, ok := batchHeader(e)
 		if !ok {
 			return true, nil
 		}

@@ -281,6 +281,24 @@ func storedHeader(e *raftpb.Entry) (storedBatch, bool) {
 	}, true
 }
 
+// batchHeader reports whether e is a batch, stored (a header) or whole,
+// and what its header says.
+func batchHeader(e *raftpb.Entry) (storedBatch, bool) {
+	if b, ok := storedHeader(e); ok {
+		return b, true
+	}
+	d := e.GetData()
+	if e.GetType() != raftpb.EntryNormal || len(d) < entrySendLen || d[0] != entrySend || d[1] != entryVersion {
+		return storedBatch{}, false
+	}
+	return storedBatch{
+		base:   binary.LittleEndian.Uint64(d[offSendBase:]),
+		ts:     binary.LittleEndian.Uint64(d[offSendTs:]),
+		count:  binary.LittleEndian.Uint32(d[offSendCount:]),
+		recLen: uint32(len(d) - entrySendLen),
+	}, true
+}
+
 // isPurge reports whether e is a purge entry.
 func isPurge(e *raftpb.Entry) bool {
 	d := e.GetData()

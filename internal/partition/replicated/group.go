@@ -3,7 +3,6 @@ package replicated
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"path/filepath"
 	"time"
@@ -75,12 +74,12 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 		closeStorage(st)
 		return
 	}
-	seg, err := openSegLog(st, part.Log, func() uint64 { return rep.purgedAt }, func(index, id uint64) error {
-		if res := s.applyPurge(rep, index, id); res.code != 0 {
-			return fmt.Errorf("purge of partition %s failed (status %d)", part.Dir, res.code)
-		}
-		return nil
-	})
+	if err := s.completeInterruptedPurge(rep, st); err != nil {
+		log.Error("partition purge interrupted by a crash not completed; the partition is not replicated on this node", "err", err)
+		closeStorage(st)
+		return
+	}
+	seg, err := openSegLog(st, part.Log, rep.purgedAt)
 	if err != nil {
 		log.Error("partition raft log and segments disagree; the partition is not replicated on this node (remove the node, start it with an empty data directory and --join, and add it again to rebuild it)", "err", err)
 		closeStorage(st)

@@ -98,7 +98,7 @@ func bareReplica(t *testing.T) *Replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(hostless{}, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s := New(hostless{}, Options{Logger: quiet()})
 	s.ops.close() // no host: keep the group lifecycle from running
 	rep := s.Add(testRef, Partition{ID: 0, Dir: dir, Log: log, Window: commit.NewWindow(0)})
 	t.Cleanup(func() {
@@ -147,3 +147,6 @@ func (f stampFixture) applied(index uint64, data []byte) {
 	f.stampLog.applied(index, data)
 	f.rep.reqs.leave(index, data)
 }
+
+// quiet is a logger that writes nothing.
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

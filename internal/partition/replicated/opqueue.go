@@ -79,5 +79,13 @@ func (q *opQueue) close() {
 
 // Hold queues a wait for release on the lifecycle worker: what is queued
 // after it (group starts and removals, compactions) runs once release is
-// closed. Tests use it to keep a compaction from running.
-func (s *Set) Hold(release <-chan struct{}) { s.ops.push(func(context.Context) { <-release }) }
+// closed or the set closes. Tests use it to keep a compaction from
+// running.
+func (s *Set) Hold(release <-chan struct{}) {
+	s.ops.push(func(ctx context.Context) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+	})
+}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.etcd.io/raft/v3/raftpb"
+
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
@@ -128,9 +130,57 @@ func (s *Set) applyPurge(rep *Replica, index, id uint64) applyResult {
 	}
 	rep.purgedAt = index
 	rep.purgeID.Store(id)
+	if seg := rep.seg.Load(); seg != nil {
+		seg.purged(index)
+	}
 	s.notify()
 	s.compactAtPurge(rep, index)
 	return applyResult{}
+}
+
+// completeInterruptedPurge records a purge that ran before a crash but
+// was not recorded: the log's last purge entry after the recorded one is
+// committed and not applied as far as the record says, batches before it
+// are stored, and yet the partition is empty (only a purge empties a
+// partition to offset 0). Without it, the replay would find those
+// batches missing from the segments. Start-up, before the log is opened.
+func (s *Set) completeInterruptedPurge(rep *Replica, st replication.LogStorage) error {
+	last, err := st.LastIndex()
+	if err != nil {
+		return err
+	}
+	var pending, pendingID, expect uint64
+	err = forEntriesBack(st, last, func(e *raftpb.Entry) (bool, error) {
+		if e.GetIndex() <= rep.purgedAt {
+			return false, nil
+		}
+		if isPurge(e) {
+			if pending == 0 {
+				pending, pendingID = e.GetIndex(), purgeIDOf(e.GetData())
+			}
+			return true, nil
+		}
+		if b, ok := storedHeader(e); ok {
+			expect = b.end()
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	if next, _ := rep.part.Log.Tail(); pending == 0 || expect == 0 || next != 0 {
+		return nil
+	}
+	id := max(pendingID, rep.purgeID.Load())
+	if err := writePurgeRecord(rep.part.Dir, purgeRecord{index: pending, id: id}); err != nil {
+		return fmt.Errorf("complete the purge at %d: %w", pending, err)
+	}
+	s.log.Info("a purge interrupted by a crash was completed", "dir", rep.part.Dir, "index", pending, "purge", id)
+	rep.purgedAt = pending
+	rep.purgeID.Store(id)
+	s.compactAtPurge(rep, pending)
+	return nil
 }
 
 // adoptPurge makes id the identity of the last purge applied to rep when

@@ -31,7 +31,7 @@ import (
 // entry from its header and the record read back from the segment
 // (storage.ReadRecord), or takes it from a small cache of the entries
 // appended and not yet applied, which serves the apply of fresh entries
-// without a read. Apply (cluster_apply.go) then only reveals the record
+// without a read. Apply (apply.go) then only reveals the record
 // (storage.Reveal): consumers see committed entries only.
 //
 // raft replacing an uncommitted suffix truncates the segment too
@@ -39,21 +39,22 @@ import (
 // are never cut (storage refuses to cut revealed ones).
 //
 // Purge. A purge entry resets the offsets, so the batches after it in the
-// log start at offset 0 again and cannot be appended to the segment while
-// the purge has not executed. The leader never stamps a batch while a
-// purge it holds is unapplied (stampLog.prepare answers errPurgePending,
-// and the handler retries), so a batch that follows a purge in any log
-// was proposed after that purge committed. When Append meets a batch
-// after a purge entry not yet executed here, the purge is therefore
-// committed, and Append executes it first (purgeNow: the partition's
-// purge and its record, as its apply would); its apply is then skipped
-// like every entry at or below the recorded purge index.
+// log start at offset 0 again and cannot go to the segment while the purge
+// has not applied. segLog stores entries and applies none: a batch that
+// follows a purge entry not yet applied here is kept whole in the inner
+// log (its record with it), and so is every batch after a whole one until
+// that one has applied; apply (apply.go) appends the record of a whole
+// batch to the segment. The leader never stamps a batch while a purge it
+// holds is unapplied (prepare answers errPurgePending), so whole batches
+// occur on followers that receive a purge and batches after it in one go,
+// and they are applied moments later. Apply tells segLog what applied
+// (applied) and which records a purge removed (purged).
 //
-// Start-up (openSegLog) reconciles the two files: a record beyond the last
-// stored header (the process died between the two writes) is cut; a
-// stored header whose record is missing (an OS crash lost unsynced
-// segment pages but not the raft log's) stops the group with
-// errSegmentsBehind, and the replica must be rebuilt (remove-node,
+// Start-up (openSegLog) reconciles the two files: a record beyond the
+// last batch the inner log accounts for (the process died between the two
+// writes) is cut; a stored header whose record is missing (an OS crash
+// lost unsynced segment pages but not the raft log's) stops the group
+// with errSegmentsBehind, and the replica must be rebuilt (remove-node,
 // add-node). Records up to the stored commit index are revealed at once.
 //
 // All methods run on the host's loop (the mutex makes tests and the
@@ -61,25 +62,27 @@ import (
 type segLog struct {
 	inner replication.LogStorage
 	part  *storage.Partition
-	// purgeNow executes the committed purge at index (see above).
-	purgeNow func(index, id uint64) error
 
 	mu sync.Mutex
+	// purgedAt is the index of the last purge applied here: the records of
+	// the entries at or below it are gone (purged).
+	purgedAt uint64
 	// pendingPurge is the index of the last purge entry appended and not
-	// yet executed here (0: none).
+	// yet applied here (0: none); lastWhole that of the last batch kept
+	// whole. While either is above lastApplied, batches are kept whole.
 	pendingPurge uint64
-	// pendingID is that purge's identity.
-	pendingID uint64
-	// purgedAt returns the index of the last purge executed here.
-	purgedAt func() uint64
+	lastWhole    uint64
+	lastApplied  uint64
 	// local, when set, says how this node seals the partition's batches
 	// (Local.Sealing) and checks that a sealed batch opens with its key
 	// (Local.VerifySealed); nil in tests of a bare log.
 	local Local
 	cache entryCache
 	buf   []*raftpb.Entry
-	// reads counts batches read back from the segment (tests).
+	// reads counts batches read back from the segment; keptWhole counts
+	// batches kept whole (State).
 	reads atomic.Uint64
+	keptWhole atomic.Uint64
 }
 
 // errSegmentsBehind: the raft log holds a batch header whose record is not
@@ -98,9 +101,10 @@ var errForeignStored = errors.New("partition: a raft entry arrived without its b
 // applied).
 const segCacheBytes = 16 << 20
 
-// openSegLog wraps inner over part and reconciles them (see segLog).
-func openSegLog(inner replication.LogStorage, part *storage.Partition, purgedAt func() uint64, purgeNow func(index, id uint64) error) (*segLog, error) {
-	s := &segLog{inner: inner, part: part, purgeNow: purgeNow, purgedAt: purgedAt}
+// openSegLog wraps inner over part and reconciles them (see segLog);
+// purgedAt is the index of the last purge applied to part.
+func openSegLog(inner replication.LogStorage, part *storage.Partition, purgedAt uint64) (*segLog, error) {
+	s := &segLog{inner: inner, part: part, purgedAt: purgedAt}
 	s.cache.max = segCacheBytes
 	if err := s.reconcile(); err != nil {
 		return nil, err
@@ -108,34 +112,45 @@ func openSegLog(inner replication.LogStorage, part *storage.Partition, purgedAt 
 	return s, nil
 }
 
-// mark is what a header scan found: the last batch stored (its end), or a
-// purge entry.
+// segMark is what a scan of the inner log found: a batch (stored in the
+// segment, or kept whole) and its end, or a purge entry.
 type segMark struct {
 	index uint64
 	purge bool
+	whole bool
 	end   uint64
-	// id is a purge's identity.
-	id uint64
 }
 
-// lastMark scans the inner log back from hi for the last stored batch or
-// purge entry; ok is false when there is none.
+// lastMark scans the inner log back from hi for the last batch or purge
+// entry; ok is false when there is none.
 func (s *segLog) lastMark(hi uint64) (segMark, bool, error) {
 	var m segMark
 	found := false
 	err := forEntriesBack(s.inner, hi, func(e *raftpb.Entry) (bool, error) {
-		if isPurge(e) {
-			m, found = segMark{index: e.GetIndex(), purge: true, id: purgeIDOf(e.GetData())}, true
-		} else if b, ok := storedHeader(e); ok {
-			m, found = segMark{index: e.GetIndex(), end: b.end()}, true
-		}
+		m, found = markAt(e)
 		return !found, nil
 	})
 	return m, found, err
 }
 
-// reconcile cuts records no header refers to, finds a purge not yet
-// executed, and reveals the committed records.
+// markAt is the mark of entry e, if it has one.
+func markAt(e *raftpb.Entry) (segMark, bool) {
+	if isPurge(e) {
+		return segMark{index: e.GetIndex(), purge: true}, true
+	}
+	if b, ok := storedHeader(e); ok {
+		return segMark{index: e.GetIndex(), end: b.end()}, true
+	}
+	if e.GetType() == raftpb.EntryNormal {
+		if mk, end, _ := markOf(e.GetData()); mk == markBatch {
+			return segMark{index: e.GetIndex(), whole: true, end: end}, true
+		}
+	}
+	return segMark{}, false
+}
+
+// reconcile cuts records no batch of the inner log accounts for, finds
+// what is kept whole until it applies, and reveals the committed records.
 func (s *segLog) reconcile() error {
 	if err := s.dropUnbacked(); err != nil {
 		return err
@@ -144,81 +159,78 @@ func (s *segLog) reconcile() error {
 	if err != nil {
 		return err
 	}
-	// The segment's expected end: the last stored batch after the last
-	// executed purge; a purge not executed yet leaves the data before it.
-	hi := last
-	expect, known := uint64(0), false
-	for {
-		m, ok, err := s.lastMark(hi)
+	// The segment's end must lie between expect (the last stored batch
+	// after the last applied purge, or 0 right after it) and hi (whole
+	// batches after that one may have applied, and so be in the segment,
+	// unless an unapplied purge precedes them).
+	expect, hi, known := uint64(0), uint64(0), false
+	for at := last; at > s.purgedAt; {
+		m, ok, err := s.lastMark(at)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if !ok || m.index <= s.purgedAt {
 			break
 		}
-		if m.purge {
-			if m.index <= s.purgedAt() {
-				expect, known = 0, true
-				break
-			}
-			if s.pendingPurge == 0 {
-				s.pendingPurge, s.pendingID = m.index, m.id
-			}
-			hi = m.index - 1
-			continue
+		switch {
+		case m.purge:
+			// Not applied: the batches after it cannot be in the segment.
+			s.pendingPurge = max(s.pendingPurge, m.index)
+			hi = 0
+		case m.whole:
+			s.lastWhole = max(s.lastWhole, m.index)
+			hi = max(hi, m.end)
+		default:
+			expect, known = m.end, true
 		}
-		expect, known = m.end, true
-		break
+		if known {
+			break
+		}
+		at = m.index - 1
+	}
+	if !known && s.purgedAt > 0 {
+		// The last applied purge emptied the partition.
+		known = true
 	}
 	next, _ := s.part.Tail()
-	if known && next < expect && s.pendingPurge != 0 && next == 0 {
-		// Empty segments under a purge not recorded as executed: the
-		// process died between the purge and its record (only a purge
-		// empties a partition to offset 0). Record it now.
-		if err := s.purgeNow(s.pendingPurge, s.pendingID); err != nil {
-			return fmt.Errorf("complete the purge at %d: %w", s.pendingPurge, err)
-		}
-		s.pendingPurge, expect = 0, 0
-	}
 	if !known {
-		// No batch or purge after the log's snapshot: the snapshot says
-		// where the segments end (orphan records from a crash between the
-		// two writes are cut; a snapshot received from the leader whose
-		// restore a crash interrupted is restored again).
-		return s.reconcileSnapshot(next)
-	}
-	if known {
+		// No stored batch or purge after the log's snapshot: the snapshot
+		// says where the segments end (orphan records from a crash between
+		// the two writes are cut; a snapshot received from the leader
+		// whose restore a crash interrupted is restored again).
+		if err := s.reconcileSnapshot(next, hi); err != nil {
+			return err
+		}
+	} else {
+		hi = max(hi, expect)
 		switch {
-		case next > expect:
-			if err := s.part.TruncateFrom(expect); err != nil {
+		case next > hi:
+			if err := s.part.TruncateFrom(hi); err != nil {
 				return fmt.Errorf("cut records beyond the raft log: %w", err)
 			}
 		case next < expect:
 			return fmt.Errorf("%w: segments end at offset %d, the raft log's last batch at %d", errSegmentsBehind, next, expect)
 		}
 	}
-	// Reveal what is committed: the last stored batch at or below the
-	// commit index, unless an executed purge follows it.
+	// Reveal what is committed: the last batch at or below the commit
+	// index that is in the segment, unless a purge applied after it.
 	hs, _, err := s.inner.InitialState()
 	if err != nil {
 		return err
 	}
-	hi = min(hs.GetCommit(), last)
-	for {
-		m, ok, err := s.lastMark(hi)
-		if err != nil || !ok {
+	next, _ = s.part.Tail()
+	for at := min(hs.GetCommit(), last); at > s.purgedAt; {
+		m, ok, err := s.lastMark(at)
+		if err != nil || !ok || m.index <= s.purgedAt {
 			return err
 		}
-		if m.purge {
-			if m.index <= s.purgedAt() {
-				return nil
-			}
-			hi = m.index - 1
-			continue
+		if !m.purge && m.end <= next {
+			s.part.Reveal(m.end)
+			return nil
 		}
-		s.part.Reveal(m.end)
-		return nil
+		at = m.index - 1
 	}
+	return nil
 }
 
 // dropUnbacked cuts the inner log before the first uncommitted stored
@@ -248,7 +260,7 @@ func (s *segLog) dropUnbacked() error {
 			return true, nil
 		}
 		b, ok := storedHeader(e)
-		if !ok || bad != 0 || e.GetIndex() <= s.purgedAt() {
+		if !ok || bad != 0 || e.GetIndex() <= s.purgedAt {
 			return true, nil
 		}
 		var count uint32
@@ -294,8 +306,9 @@ func (s *segLog) cutInner(i uint64) error {
 }
 
 // reconcileSnapshot brings the partition to the inner log's snapshot
-// position (when it has one) at start-up and reveals it.
-func (s *segLog) reconcileSnapshot(next uint64) error {
+// position (when it has one) at start-up and reveals it; records of whole
+// batches after it (up to hi) are kept.
+func (s *segLog) reconcileSnapshot(next, hi uint64) error {
 	snap, err := s.inner.Snapshot()
 	if err != nil {
 		return err
@@ -308,8 +321,8 @@ func (s *segLog) reconcileSnapshot(next uint64) error {
 		return fmt.Errorf("raft log snapshot at %d: %w", snap.GetMetadata().GetIndex(), err)
 	}
 	switch {
-	case next > ps.next:
-		if err := s.part.TruncateFrom(ps.next); err != nil {
+	case next > max(ps.next, hi):
+		if err := s.part.TruncateFrom(max(ps.next, hi)); err != nil {
 			return fmt.Errorf("cut records beyond the raft log's snapshot: %w", err)
 		}
 	case next < ps.next:
@@ -403,6 +416,9 @@ func (s *segLog) truncate(from, last uint64) error {
 	if s.pendingPurge >= from {
 		s.pendingPurge = 0
 	}
+	if s.lastWhole >= from {
+		s.lastWhole = from - 1 // kept whole until what precedes applied
+	}
 	err := forEntries(s.inner, from, last, func(e *raftpb.Entry) (bool, error) {
 		b, ok := storedHeader(e)
 		if !ok {
@@ -417,7 +433,8 @@ func (s *segLog) truncate(from, last uint64) error {
 }
 
 // store writes e's batch to the segment and returns the header the inner
-// log keeps; other entries are returned as they are.
+// log keeps; other entries, and batches kept whole (see segLog), are
+// returned as they are.
 // With deferred, a batch's fsync (enforce_fsync) is left to the caller:
 // seq is the append to sync (0: none).
 func (s *segLog) store(e *raftpb.Entry, deferred bool) (h *raftpb.Entry, seq uint64, err error) {
@@ -427,7 +444,7 @@ func (s *segLog) store(e *raftpb.Entry, deferred bool) (h *raftpb.Entry, seq uin
 	}
 	switch d[0] {
 	case entryPurge:
-		s.pendingPurge, s.pendingID = e.GetIndex(), purgeIDOf(d)
+		s.pendingPurge = e.GetIndex()
 		return e, 0, nil
 	case entrySend:
 	default:
@@ -439,14 +456,6 @@ func (s *segLog) store(e *raftpb.Entry, deferred bool) (h *raftpb.Entry, seq uin
 	if len(d) < entrySendLen+wire.BatchHeaderSize {
 		return e, 0, nil // malformed: kept whole, its apply reports it
 	}
-	if s.pendingPurge != 0 {
-		if s.pendingPurge > s.purgedAt() { // not applied here yet
-			if err := s.purgeNow(s.pendingPurge, s.pendingID); err != nil {
-				return nil, 0, fmt.Errorf("execute the committed purge at %d: %w", s.pendingPurge, err)
-			}
-		}
-		s.pendingPurge = 0
-	}
 	rec := d[entrySendLen:]
 	count := binary.LittleEndian.Uint32(d[offSendCount:])
 	base := binary.LittleEndian.Uint64(d[offSendBase:])
@@ -456,12 +465,17 @@ func (s *segLog) store(e *raftpb.Entry, deferred bool) (h *raftpb.Entry, seq uin
 		if got := d[3]; got != tag && (got != 0 || base >= from) {
 			return nil, 0, fmt.Errorf("%w: batch at offset %d has key tag %d, this node's is %d", errKeyMismatch, base, got, tag)
 		}
-	}
-	if d[3] != 0 && s.local != nil {
-		// The tag matches; the key itself must too (the tag is one byte).
-		if err := s.local.VerifySealed(rec); err != nil {
-			return nil, 0, fmt.Errorf("%w: batch at offset %d does not open with this node's key: %w", errKeyMismatch, base, err)
+		if d[3] != 0 {
+			// The tag matches; the key itself must too (the tag is one byte).
+			if err := s.local.VerifySealed(rec); err != nil {
+				return nil, 0, fmt.Errorf("%w: batch at offset %d does not open with this node's key: %w", errKeyMismatch, base, err)
+			}
 		}
+	}
+	if s.pendingPurge > s.lastApplied || s.lastWhole > s.lastApplied {
+		s.lastWhole = e.GetIndex()
+		s.keptWhole.Add(1)
+		return e, 0, nil
 	}
 	if deferred {
 		_, seq, err = s.part.AppendStampedDeferred(rec, count, base, ts)
@@ -513,7 +527,7 @@ func (s *segLog) whole(e *raftpb.Entry) (*raftpb.Entry, error) {
 	if c := s.cache.get(e.GetIndex()); c != nil && c.GetTerm() == e.GetTerm() {
 		return c, nil
 	}
-	if e.GetIndex() <= s.purgedAt() {
+	if e.GetIndex() <= s.purgedAt {
 		// The batch is gone with the purge executed here after it (the
 		// log is compacted there only once the purge has applied, so a
 		// restart in between still holds the header): an entry without
@@ -550,10 +564,22 @@ func (s *segLog) whole(e *raftpb.Entry) (*raftpb.Entry, error) {
 // stampLog scans).
 func (s *segLog) headers() replication.LogStorage { return s.inner }
 
-// applied releases cached entries up to index (called by apply).
+// applied notes that the entries up to index have applied (called by
+// apply before it applies the entry at index): cached entries up to it are
+// released, and a purge or whole batch at or below it no longer holds
+// batches whole.
 func (s *segLog) applied(index uint64) {
 	s.mu.Lock()
 	s.cache.drop(index)
+	s.lastApplied = max(s.lastApplied, index)
+	s.mu.Unlock()
+}
+
+// purged notes that the purge at index applied here: the records of the
+// entries at or below it are gone.
+func (s *segLog) purged(index uint64) {
+	s.mu.Lock()
+	s.purgedAt = max(s.purgedAt, index)
 	s.mu.Unlock()
 }
 
@@ -586,7 +612,8 @@ func (s *segLog) ApplySnapshot(snap *raftpb.Snapshot) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cache.truncate(0)
-	s.pendingPurge = 0
+	s.pendingPurge, s.lastWhole = 0, 0
+	s.lastApplied = max(s.lastApplied, snap.GetMetadata().GetIndex())
 	return s.inner.ApplySnapshot(snap)
 }
 

@@ -117,7 +117,7 @@ func TestSegLogCrashAfterSuffixCut(t *testing.T) {
 	part, inner := f.reopenRaw(t)
 	defer part.Close()
 	defer inner.Close()
-	_, err := openSegLog(inner, part, func() uint64 { return 0 }, func(uint64, uint64) error { return nil })
+	_, err := openSegLog(inner, part, 0)
 	if err != nil {
 		t.Errorf("reopen after a crash in the middle of a suffix replacement: %v", err)
 	}
@@ -135,25 +135,23 @@ func (f *segFixture) reopenRaw(t *testing.T) (*storage.Partition, *raftlog.Log) 
 	return part, inner
 }
 
-// TestSegLogPurgeAppliedOnce: a purge applied the normal way is not
-// executed again by the next batch (it would clear the consumer offsets
-// stored since).
+// TestSegLogPurgeAppliedOnce: once a purge has applied (and its record
+// was written), the next batch goes to the segment at offset 0 and nothing
+// touches the consumer offsets stored since.
 func TestSegLogPurgeAppliedOnce(t *testing.T) {
 	f := newSegFixture(t)
 	f.append(raftEntry(1, 1, stampedSend(t, 0, 5)), raftEntry(2, 1, (&entry{kind: entryPurge}).encode()))
 	// Entry 2 commits and applies: applyPurge purges and records index 2.
-	if err := f.part.Purge(); err != nil {
-		t.Fatal(err)
-	}
-	f.purgedAt = 2
+	f.applyPurge(2)
 	// A consumer offset is stored after the purge (entry 3, applied).
 	f.append(raftEntry(3, 1, (&entry{kind: entryOffsetStore, consumer: storage.KindConsumer, id: 1, offset: 0}).encode()))
+	f.seg.applied(3)
 	if err := f.part.Offsets().Store(storage.KindConsumer, 1, 0); err != nil {
 		t.Fatal(err)
 	}
 	f.append(raftEntry(4, 1, stampedSend(t, 0, 2)))
-	if len(f.purges) != 0 {
-		t.Errorf("purge at 2 executed again by segLog.Append (purgeNow calls %v)", f.purges)
+	if f.tail() != 2 {
+		t.Errorf("tail %d: the batch after the applied purge was not stored", f.tail())
 	}
 	if _, ok := f.part.Offsets().Get(storage.KindConsumer, 1); !ok {
 		t.Errorf("consumer offset stored after the purge was wiped")

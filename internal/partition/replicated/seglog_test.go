@@ -39,7 +39,6 @@ type segFixture struct {
 	inner    *raftlog.Log
 	seg      *segLog
 	purgedAt uint64
-	purges   []uint64
 }
 
 func newSegFixture(t *testing.T) *segFixture {
@@ -58,11 +57,7 @@ func (f *segFixture) open() {
 	if f.inner, err = raftlog.Open(f.dir+"/raft", raftlog.Options{}); err != nil {
 		f.t.Fatal(err)
 	}
-	f.seg, err = openSegLog(f.inner, f.part, func() uint64 { return f.purgedAt }, func(i, _ uint64) error {
-		f.purges = append(f.purges, i)
-		f.purgedAt = i
-		return f.part.Purge()
-	})
+	f.seg, err = openSegLog(f.inner, f.part, f.purgedAt)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -89,6 +84,18 @@ func (f *segFixture) append(ents ...*raftpb.Entry) {
 }
 
 func (f *segFixture) tail() uint64 { n, _ := f.part.Tail(); return n }
+
+// applyPurge does what the apply of the purge entry at index does to the
+// log and the partition.
+func (f *segFixture) applyPurge(index uint64) {
+	f.t.Helper()
+	f.seg.applied(index)
+	if err := f.part.Purge(); err != nil {
+		f.t.Fatal(err)
+	}
+	f.purgedAt = index
+	f.seg.purged(index)
+}
 
 // TestSegLogStoresBatchesOnce: the batch goes to the segment (held, not
 // visible), the raft log keeps a 72-byte header, and Entries gives back
@@ -223,34 +230,91 @@ func TestSegLogReconcile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer part.Close()
-	if _, err := openSegLog(inner, part, func() uint64 { return 0 }, nil); !errors.Is(err, errSegmentsBehind) {
+	if _, err := openSegLog(inner, part, 0); !errors.Is(err, errSegmentsBehind) {
 		t.Fatalf("open with the segment behind the raft log: %v", err)
 	}
 }
 
-// TestSegLogPurge: a batch after a purge entry not executed yet executes
-// the purge first (it is committed), then starts the new offsets at 0; a
-// reopen keeps that state.
+// TestSegLogPurge: a batch after a purge entry not applied yet is kept
+// whole in the raft log (the segment cannot take offset 0 before the
+// purge), and so is every batch after it until the whole ones applied;
+// apply stores them. A reopen in between keeps them whole; once they
+// applied, batches go to the segment again. A replaced purge entry holds
+// nothing back.
 func TestSegLogPurge(t *testing.T) {
 	f := newSegFixture(t)
 	purge := (&entry{kind: entryPurge}).encode()
 	f.append(raftEntry(1, 1, stampedSend(t, 0, 5)), raftEntry(2, 1, purge))
-	if len(f.purges) != 0 || f.tail() != 5 {
-		t.Fatalf("a purge entry alone executed early (purges %v, tail %d)", f.purges, f.tail())
+	if f.tail() != 5 {
+		t.Fatalf("a purge entry changed the segment (tail %d)", f.tail())
 	}
-	f.append(raftEntry(3, 1, stampedSend(t, 0, 2)))
-	if len(f.purges) != 1 || f.purges[0] != 2 || f.tail() != 2 {
-		t.Fatalf("purges %v, tail %d; want the purge at 2 executed and tail 2", f.purges, f.tail())
+	f.append(raftEntry(3, 1, stampedSend(t, 0, 2)), raftEntry(4, 1, stampedSend(t, 2, 1)))
+	if f.tail() != 5 {
+		t.Fatalf("batches after an unapplied purge went to the segment (tail %d)", f.tail())
+	}
+	for i := uint64(3); i <= 4; i++ {
+		got, err := f.inner.Entries(i, i+1, ^uint64(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, stored := storedHeader(got[0]); stored || len(got[0].GetData()) <= entrySendLen {
+			t.Fatalf("entry %d is not kept whole in the raft log (%d bytes)", i, len(got[0].GetData()))
+		}
+	}
+	f.seg.applied(1)
+	f.reopen()
+	if f.tail() != 5 {
+		t.Fatalf("tail after reopen %d, want 5 (the purge has not applied)", f.tail())
+	}
+	f.applyPurge(2)
+	// Apply stores the whole batches (apply.go: AppendStamped).
+	for i, b := range [][2]uint64{{0, 2}, {2, 1}} {
+		f.seg.applied(uint64(3 + i))
+		d := stampedSend(t, b[0], int(b[1]))
+		if _, err := f.part.AppendStamped(d[entrySendLen:], uint32(b[1]), b[0], 100+b[0]); err != nil {
+			t.Fatal(err)
+		}
+		f.part.Reveal(b[0] + b[1])
+	}
+	f.append(raftEntry(5, 1, stampedSend(t, 3, 1)))
+	if f.tail() != 4 {
+		t.Fatalf("tail %d: the batch after the applied ones did not go to the segment", f.tail())
 	}
 	f.reopen()
-	if f.tail() != 2 {
+	if f.tail() != 4 {
 		t.Fatalf("tail after reopen %d", f.tail())
 	}
 	// A replaced purge entry is no longer pending.
-	f.append(raftEntry(4, 1, purge))
-	f.append(raftEntry(4, 2, stampedSend(t, 2, 1)), raftEntry(5, 2, stampedSend(t, 3, 1)))
-	if len(f.purges) != 1 || f.tail() != 4 {
-		t.Fatalf("a replaced purge executed: purges %v, tail %d", f.purges, f.tail())
+	f.append(raftEntry(6, 1, purge))
+	f.append(raftEntry(6, 2, stampedSend(t, 4, 1)), raftEntry(7, 2, stampedSend(t, 5, 1)))
+	if f.tail() != 6 {
+		t.Fatalf("batches after a replaced purge entry: tail %d, want 6", f.tail())
+	}
+}
+
+// TestSegLogReopenWithWholeBatches: batches kept whole and not applied are
+// not in the segment, and a reopen neither cuts nor wants them; those that
+// applied before the process died stay.
+func TestSegLogReopenWithWholeBatches(t *testing.T) {
+	f := newSegFixture(t)
+	f.append(raftEntry(1, 1, stampedSend(t, 0, 5)), raftEntry(2, 1, (&entry{kind: entryPurge}).encode()),
+		raftEntry(3, 1, stampedSend(t, 0, 2)), raftEntry(4, 1, stampedSend(t, 2, 3)))
+	f.seg.applied(1)
+	f.applyPurge(2)
+	f.seg.applied(3)
+	d := stampedSend(t, 0, 2)
+	if _, err := f.part.AppendStamped(d[entrySendLen:], 2, 0, 100); err != nil {
+		t.Fatal(err)
+	}
+	// The process dies here: entry 4 is whole and not applied.
+	f.reopen()
+	if f.tail() != 2 {
+		t.Fatalf("tail after reopen %d, want 2 (the applied whole batch)", f.tail())
+	}
+	// Entry 4 is still held whole: a batch after it is too.
+	f.append(raftEntry(5, 1, stampedSend(t, 5, 1)))
+	if f.tail() != 2 {
+		t.Fatalf("a batch after an unapplied whole one went to the segment (tail %d)", f.tail())
 	}
 }
 
@@ -263,7 +327,7 @@ func TestSegLogCompactedRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer part.Close()
-	seg, err := openSegLog(replication.NewMemoryLog(), part, func() uint64 { return 0 }, nil)
+	seg, err := openSegLog(replication.NewMemoryLog(), part, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,34 +350,6 @@ func TestSegLogCompactedRecord(t *testing.T) {
 	}
 	if got, err := seg.Entries(2, 3, ^uint64(0)); err != nil || len(got) != 1 {
 		t.Fatalf("entry of a retained record: %v", err)
-	}
-}
-
-// TestSegLogPurgeRecordLost: the process died after a purge emptied the
-// partition but before the purge was recorded: the open completes it
-// instead of finding the segments behind the raft log; entries before
-// the purge read back as entries without effect.
-func TestSegLogPurgeRecordLost(t *testing.T) {
-	f := newSegFixture(t)
-	purge := (&entry{kind: entryPurge}).encode()
-	f.append(raftEntry(1, 1, stampedSend(t, 0, 5)), raftEntry(2, 1, purge))
-	if err := f.part.Purge(); err != nil { // the purge ran; its record was not written
-		t.Fatal(err)
-	}
-	f.reopen()
-	if len(f.purges) != 1 || f.purges[0] != 2 || f.tail() != 0 {
-		t.Fatalf("purges %v, tail %d: the interrupted purge was not completed", f.purges, f.tail())
-	}
-	got, err := f.seg.Entries(1, 3, ^uint64(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e, err := decodeEntry(got[0].GetData()); err != nil || e.kind != entryPurged || got[0].GetTerm() != 1 {
-		t.Fatalf("a batch before an executed purge reads back as %+v (%v)", e, err)
-	}
-	f.append(raftEntry(3, 1, stampedSend(t, 0, 2)))
-	if f.tail() != 2 {
-		t.Fatalf("tail %d after the first batch past the purge", f.tail())
 	}
 }
 

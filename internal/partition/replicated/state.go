@@ -14,6 +14,9 @@ type State struct {
 	// ReadsBack counts the batches read back from the segment files to
 	// rebuild raft entries (a follower catching up, a replay through raft).
 	ReadsBack uint64
+	// KeptWhole counts the batches kept whole in the raft log because a
+	// purge before them had not applied yet (seglog.go).
+	KeptWhole uint64
 	// FirstIndex and LastIndex bound the group's raft log; both are 0
 	// before the group has started here.
 	FirstIndex, LastIndex uint64
@@ -28,6 +31,7 @@ func (rep *Replica) State() State {
 	seg := rep.seg.Load()
 	if seg != nil {
 		st.ReadsBack = seg.reads.Load()
+		st.KeptWhole = seg.keptWhole.Load()
 		st.FirstIndex, _ = seg.FirstIndex()
 		st.LastIndex, _ = seg.LastIndex()
 		if snap, err := seg.Snapshot(); err == nil && len(snap.GetData()) > 0 {
