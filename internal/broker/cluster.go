@@ -105,7 +105,7 @@ func (b *Broker) openCluster() error {
 		return nil
 	}
 	self, _ := b.cfg.Cluster.Node()
-	node, err := replication.NewNode(&b.cfg.Cluster, clusterStateMachine{b}, b.log)
+	node, err := replication.NewNode(&b.cfg.Cluster, b.log)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
@@ -190,7 +190,7 @@ func (b *Broker) joinMetadataGroup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := b.cl.node.Host.AddGroup(ctx, replication.MetadataGroup, replication.GroupOptions{
-		Voters: voters, Storage: st, Applied: applied,
+		Machine: metadataMachine{store: b.meta, cl: b.cl}, Voters: voters, Storage: st, Applied: applied,
 	}); err != nil {
 		return fmt.Errorf("cluster: metadata group: %w", err)
 	}
@@ -292,8 +292,10 @@ func (r partitionReplicator) Self() replication.NodeID {
 
 func (r partitionReplicator) Voters() []replication.NodeID { return r.b.partitionVoters() }
 
+// AddGroup adds a partition group; a group the plane gives no machine
+// gets a partitionMachine (partition_machine.go).
 func (r partitionReplicator) AddGroup(ctx context.Context, id replication.GroupID, opts replication.GroupOptions) error {
-	return r.host().AddGroup(ctx, id, opts)
+	return r.host().AddGroup(ctx, id, withPartitionMachine(opts, r.b.parts, id))
 }
 
 func (r partitionReplicator) RemoveGroup(ctx context.Context, id replication.GroupID) error {
@@ -317,40 +319,6 @@ func (r partitionReplicator) CompactTo(ctx context.Context, id replication.Group
 }
 
 var _ partition.Replicator = partitionReplicator{}
-
-// clusterStateMachine routes the host's groups: the metadata group to the
-// metadata store, every other group to the partition plane.
-type clusterStateMachine struct{ b *Broker }
-
-func (m clusterStateMachine) Apply(g replication.GroupID, e replication.Entry) {
-	if g == replication.MetadataGroup {
-		m.b.cl.liveApply.Store(true)
-		m.b.meta.ApplyReplicated(e.Index, e.Term, e.Data)
-		m.b.cl.liveApply.Store(false)
-		return
-	}
-	m.b.parts.ApplyReplicated(g, e)
-}
-
-func (m clusterStateMachine) Snapshot(g replication.GroupID) ([]byte, error) {
-	if g == replication.MetadataGroup {
-		return m.b.meta.SnapshotReplicated()
-	}
-	return m.b.parts.SnapshotReplicated(g)
-}
-
-func (m clusterStateMachine) Restore(g replication.GroupID, index uint64, data []byte) error {
-	if g == replication.MetadataGroup {
-		if err := m.b.meta.RestoreReplicated(index, data); err != nil {
-			return err
-		}
-		if index > m.b.cl.compacted.Load() {
-			m.b.cl.compacted.Store(index) // the log now starts after it
-		}
-		return nil
-	}
-	return m.b.parts.RestoreReplicated(g, index, data)
-}
 
 // MetadataCompacted is the index the metadata raft log is compacted to
 // on this node: its snapshot, taken here, found at start or installed

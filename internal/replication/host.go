@@ -24,24 +24,10 @@ type Network interface {
 	Send(to NodeID, envs []transport.Envelope)
 }
 
-// Entry is one committed log entry handed to the state machine.
+// Entry is one committed log entry handed to a group's GroupMachine.
 type Entry struct {
 	Index, Term uint64
 	Data        []byte
-}
-
-// StateMachine is what a group replicates into. The host calls it from its
-// event loop: Apply for every committed entry that carries data, in commit
-// order per group (entries without data, such as the empty entry of a new
-// leader, and configuration changes are not passed on); Snapshot when
-// the host compacts a group's log; Restore when a lagging replica
-// receives a snapshot. Calls must return quickly: a slow state machine
-// delays every group of the host. e.Data belongs to the raft log and must
-// not be modified (copy it to keep a mutable version).
-type StateMachine interface {
-	Apply(group GroupID, e Entry)
-	Snapshot(group GroupID) ([]byte, error)
-	Restore(group GroupID, index uint64, data []byte) error
 }
 
 // Timing is the raft clock (see config.ClusterConfig.RaftTiming).
@@ -57,11 +43,10 @@ type Config struct {
 	Self NodeID
 	// Peers are the other hosts; each gets one liveness ping per
 	// heartbeat interval. Nodes added to a group later join automatically.
-	Peers        []NodeID
-	Timing       Timing
-	Network      Network
-	StateMachine StateMachine
-	Logger       *slog.Logger
+	Peers   []NodeID
+	Timing  Timing
+	Network Network
+	Logger  *slog.Logger
 	// FollowLeader makes every group this host leads hand leadership to
 	// the leader of FollowGroup (the metadata group), so clients that talk
 	// to the metadata leader find every partition leader there.
@@ -184,8 +169,8 @@ type Host struct {
 
 // New starts a host. Close stops it.
 func New(cfg Config) (*Host, error) {
-	if cfg.Network == nil || cfg.StateMachine == nil {
-		return nil, errors.New("replication: Network and StateMachine are required")
+	if cfg.Network == nil {
+		return nil, errors.New("replication: Network is required")
 	}
 	t := cfg.Timing
 	if t.Tick <= 0 || t.HeartbeatTicks < 1 || t.ElectionTicks <= t.HeartbeatTicks {

@@ -34,8 +34,9 @@ type Node struct {
 const MetadataGroup GroupID = 0
 
 // NewNode builds and starts the replication stack of cl.ReplicaID. cl must
-// have passed config validation (enabled, roster checked).
-func NewNode(cl *config.ClusterConfig, sm StateMachine, log *slog.Logger) (*Node, error) {
+// have passed config validation (enabled, roster checked). Groups bring
+// their own state machines (GroupOptions.Machine).
+func NewNode(cl *config.ClusterConfig, log *slog.Logger) (*Node, error) {
 	self, ok := cl.Node()
 	if !ok {
 		return nil, fmt.Errorf("replication: replica id %d is not in the roster", cl.ReplicaID)
@@ -54,7 +55,7 @@ func NewNode(cl *config.ClusterConfig, sm StateMachine, log *slog.Logger) (*Node
 	rt := cl.RaftTiming()
 	netw := &lateNetwork{}
 	h, err := New(Config{
-		Self: NodeID(self.ReplicaID), Peers: peers, Network: netw, StateMachine: sm, Logger: log,
+		Self: NodeID(self.ReplicaID), Peers: peers, Network: netw, Logger: log,
 		Timing:       Timing{Tick: rt.Tick, HeartbeatTicks: rt.HeartbeatTicks, ElectionTicks: rt.ElectionTicks},
 		FollowLeader: true, FollowGroup: MetadataGroup,
 	})

@@ -61,10 +61,11 @@ func TestNodesFromConfigOverTLS(t *testing.T) {
 	const secret = "0123456789abcdef0123456789abcdef"
 	cl := clusterConfig(t, secret)
 	nodes := map[NodeID]*Node{}
+	sms := map[NodeID]*recordSM{0: newRecordSM(), 1: newRecordSM(), 2: newRecordSM()}
 	for id := range 3 {
 		c := cl
 		c.ReplicaID = id
-		n, err := NewNode(&c, newRecordSM(), testLogger())
+		n, err := NewNode(&c, testLogger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +75,7 @@ func TestNodesFromConfigOverTLS(t *testing.T) {
 	ctx := contextWithTimeout(t, 20*time.Second)
 	for _, id := range []NodeID{2, 1, 0} {
 		for _, g := range []GroupID{MetadataGroup, 1} {
-			if err := nodes[id].Host.AddGroup(ctx, g, GroupOptions{Voters: []NodeID{0, 1, 2}}); err != nil {
+			if err := nodes[id].Host.AddGroup(ctx, g, GroupOptions{Voters: []NodeID{0, 1, 2}, Machine: sms[id].machine(g)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -106,7 +107,7 @@ func TestNodesFromConfigOverTLS(t *testing.T) {
 	bad.ReplicaID = 2
 	bad.Auth.SharedSecret = "ffffffffffffffffffffffffffffffff"
 	nodes[2].Close()
-	n, err := NewNode(&bad, newRecordSM(), testLogger())
+	n, err := NewNode(&bad, testLogger())
 	if err != nil {
 		t.Fatal(err)
 	}

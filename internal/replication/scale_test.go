@@ -33,9 +33,11 @@ func TestIdleGroupsOverTCP(t *testing.T) {
 	ids := []NodeID{0, 1, 2}
 	hosts := map[NodeID]*Host{}
 	trs := map[NodeID]*transport.Transport{}
+	sms := map[NodeID]*recordSM{}
 	for _, id := range ids {
+		sms[id] = newRecordSM()
 		netw := &lateNetwork{}
-		h, err := New(Config{Self: id, Peers: ids, Timing: timing, Network: netw, StateMachine: newRecordSM(), Logger: testLogger(),
+		h, err := New(Config{Self: id, Peers: ids, Timing: timing, Network: netw, Logger: testLogger(),
 			InboxBatches: 1 << 16, DisableQuiescence: baseline})
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +77,7 @@ func TestIdleGroupsOverTCP(t *testing.T) {
 	// Followers first, so replica 0's first campaigns find the groups.
 	for _, id := range []NodeID{2, 1, 0} {
 		for g := range GroupID(groups) {
-			if err := hosts[id].AddGroup(ctx, g, GroupOptions{Voters: ids}); err != nil {
+			if err := hosts[id].AddGroup(ctx, g, GroupOptions{Voters: ids, Machine: sms[id].machine(g)}); err != nil {
 				t.Fatal(err)
 			}
 		}
