@@ -284,15 +284,13 @@ func (b *Broker) removeNode(ctx context.Context, roster []config.ClusterNode, id
 	return nil
 }
 
-// adminCode is the status of a failed administration command: 58 when
-// leadership moved (retry on the new leader), 57 when a step's outcome is
-// unknown, 1 otherwise (the server log names the step).
+// adminCode is the status of a failed administration command: what
+// replication.Transient says for a replication error (58: not admitted,
+// for example leadership moved, retry on the new leader; 57: a step's
+// outcome is unknown), 1 otherwise (the server log names the step).
 func adminCode(err error) uint32 {
-	switch {
-	case errors.Is(err, replication.ErrNotLeader), errors.Is(err, replication.ErrProposalDropped), errors.Is(err, replication.ErrProposalLost):
-		return wire.ErrTransientNotAccepted.Code
-	case errors.Is(err, replication.ErrOutcomeUnknown), errors.Is(err, context.DeadlineExceeded):
-		return wire.ErrTransientNotCommitted.Code
+	if code, ok := replication.Transient(err); ok {
+		return code
 	}
 	return wire.ErrError.Code
 }

@@ -43,6 +43,8 @@ type GroupOptions struct {
 	// into a batch). If it fails the proposal is refused with its error;
 	// otherwise accepted runs once raft has admitted the entry (not when
 	// raft drops it), so state it advances stays in step with the log.
+	// A refusal wraps ErrRefused (the request is in no log) or ErrPending
+	// (an earlier copy still waits in the log) so Transient classifies it.
 	Prepare func(data []byte) (accepted func(), err error)
 }
 
@@ -104,7 +106,14 @@ func (w *waiter) finish(r result) {
 	}
 }
 
+// failAll resolves every waiting proposal with err. Each was admitted,
+// so its entry may still commit (on the other replicas, or here from the
+// log after a restart): err is wrapped in ErrOutcomeUnknown unless it
+// already says so.
 func (g *group) failAll(err error) {
+	if !errors.Is(err, ErrOutcomeUnknown) {
+		err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	}
 	for _, w := range g.proposed {
 		if w != nil {
 			w.finish(result{err: err})
@@ -238,7 +247,8 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 }
 
 // RemoveGroup drops group id from this host (its storage is left as is);
-// waiting proposals fail with ErrGroupRemoved.
+// waiting proposals fail with ErrGroupRemoved wrapped in
+// ErrOutcomeUnknown.
 func (h *Host) RemoveGroup(ctx context.Context, id GroupID) error {
 	errc := make(chan error, 1)
 	if err := h.do(ctx, func() {

@@ -203,7 +203,7 @@ func New(cfg Config) (*Host, error) {
 		inbox:       make(chan inbound, cfg.InboxBatches),
 		unreach:     make(chan inbound, cfg.InboxBatches),
 		failures:    make(chan GroupFailure, 64),
-		reqs:        make(chan func()),
+		reqs:        make(chan func()), // unbuffered: see do
 		done:        make(chan struct{}),
 		stopped:     make(chan struct{}),
 		views:       map[GroupID]View{},
@@ -237,7 +237,8 @@ type GroupFailure struct {
 // beyond it are only logged).
 func (h *Host) Failures() <-chan GroupFailure { return h.failures }
 
-// Close stops the loop; waiting proposals fail with ErrStopped.
+// Close stops the loop; waiting proposals fail with ErrStopped, wrapped
+// in ErrOutcomeUnknown when they were admitted.
 func (h *Host) Close() {
 	h.once.Do(func() { close(h.done) })
 	<-h.stopped
@@ -272,8 +273,12 @@ func (h *Host) Stats() Stats {
 	}
 }
 
-// do runs fn on the loop; it fails when ctx ends or the host stops first
-// (fn then never runs).
+// do runs fn on the loop; it fails when ctx ends or the host stops first,
+// and then fn never runs, not even later: reqs is unbuffered, so fn is
+// either taken by the loop (do returns nil, and the loop runs it at once)
+// or not handed over at all. A proposal call that gets do's bare context
+// or stop error therefore knows its proposal was never admitted
+// (Transient answers 58 for it); reqs must stay unbuffered.
 func (h *Host) do(ctx context.Context, fn func()) error {
 	select {
 	case h.reqs <- fn:
