@@ -23,7 +23,7 @@ import (
 // joins the metadata group and then every partition group as a learner,
 // and each group promotes it to voter only once it holds the leader's log
 // up to the index it had when the learner was added — the data reaches
-// the node before it votes. Partition groups created afterwards include
+// the node before it votes (replication.Host.AddMember). Partition groups created afterwards include
 // it from the start.
 //
 // Removing a node: it leaves every partition group, then the metadata
@@ -34,9 +34,6 @@ import (
 
 // adminTimeout bounds one administration command.
 const adminTimeout = 5 * time.Minute
-
-// catchUpPoll is how often a learner's progress is checked.
-const catchUpPoll = 50 * time.Millisecond
 
 func (b *Broker) registerClusterAdmin() {
 	b.disp.Handle(wire.CmdClusterAddNode, b.clusterAddNode)
@@ -115,7 +112,8 @@ func checkNewNode(roster []config.ClusterNode, n config.ClusterNode) error {
 }
 
 // addNode commits the roster, then adds the node to the metadata group and
-// to every partition group this node leads.
+// to every partition group this node leads (Host.AddMember: as a learner,
+// promoted once it caught up).
 func (b *Broker) addNode(ctx context.Context, roster []config.ClusterNode) error {
 	data, err := encodeRoster(roster)
 	if err != nil {
@@ -125,15 +123,18 @@ func (b *Broker) addNode(ctx context.Context, roster []config.ClusterNode) error
 		return fmt.Errorf("commit the roster: %w", err)
 	}
 	id := replication.NodeID(roster[len(roster)-1].ReplicaID)
-	if err := b.addMember(ctx, replication.MetadataGroup, id); err != nil {
-		return fmt.Errorf("metadata group: %w", err)
-	}
-	for _, g := range b.partitionGroups() {
-		if err := b.addMember(ctx, g, id); err != nil {
-			return fmt.Errorf("partition group %d: %w", g, err)
+	groups := append([]replication.GroupID{replication.MetadataGroup}, b.partitionGroups()...)
+	for _, g := range groups {
+		// Partition leadership follows the metadata leader: wait for it
+		// here before the host checks it.
+		if _, err := b.leaderView(ctx, g); err != nil {
+			return fmt.Errorf("group %d: %w", g, err)
+		}
+		if err := b.cl.node.Host.AddMember(ctx, g, id); err != nil {
+			return fmt.Errorf("group %d: %w", g, err)
 		}
 	}
-	b.log.Info("cluster node added", "replica_id", id, "groups", 1+len(b.partitionGroups()))
+	b.log.Info("cluster node added", "replica_id", id, "groups", len(groups))
 	return nil
 }
 
@@ -147,46 +148,6 @@ func (b *Broker) partitionGroups() []replication.GroupID {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// addMember makes id a learner of group g, waits until it holds the
-// leader's log up to the index the leader had then, and promotes it.
-func (b *Broker) addMember(ctx context.Context, g replication.GroupID, id replication.NodeID) error {
-	h := b.cl.node.Host
-	v, err := b.leaderView(ctx, g)
-	if err != nil {
-		return err
-	}
-	if slices.Contains(v.Voters, id) {
-		return nil // already a voter (a repeated command)
-	}
-	if !slices.Contains(v.Learners, id) {
-		if _, err := h.ChangeMembership(ctx, g, []replication.MemberChange{{Type: replication.AddLearner, Node: id}}); err != nil {
-			return fmt.Errorf("add learner: %w", err)
-		}
-	}
-	_, target, err := h.Progress(ctx, g)
-	if err != nil {
-		return err
-	}
-	for {
-		match, _, err := h.Progress(ctx, g)
-		if err != nil {
-			return err
-		}
-		if match[id] >= target {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("node %d did not catch up to index %d (at %d): %w", id, target, match[id], ctx.Err())
-		case <-time.After(catchUpPoll):
-		}
-	}
-	if _, err := h.ChangeMembership(ctx, g, []replication.MemberChange{{Type: replication.AddVoter, Node: id}}); err != nil {
-		return fmt.Errorf("promote: %w", err)
-	}
-	return nil
 }
 
 // leaderView waits until this node leads group g (partition leadership

@@ -20,7 +20,8 @@ var (
 )
 
 // Transient classifies an error returned by this package's proposal calls
-// (Propose, ChangeMembership, Forward, or a Prepare hook's refusal) as one of the two transient header statuses, so every plane
+// (Propose, ChangeMembership, Forward, AddMember, or a Prepare hook's
+// refusal) as one of the two transient header statuses, so every plane
 // answers the same status for the same failure:
 //
 //   - 57 (wire.ErrTransientNotCommitted, "outcome unknown; retry the
