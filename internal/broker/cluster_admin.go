@@ -130,7 +130,7 @@ func (b *Broker) addNode(ctx context.Context, roster []config.ClusterNode) error
 		if _, err := b.leaderView(ctx, g); err != nil {
 			return fmt.Errorf("group %d: %w", g, err)
 		}
-		if err := b.cl.node.Host.AddMember(ctx, g, id); err != nil {
+		if err := b.cl.node.host.AddMember(ctx, g, id); err != nil {
 			return fmt.Errorf("group %d: %w", g, err)
 		}
 	}
@@ -141,7 +141,7 @@ func (b *Broker) addNode(ctx context.Context, roster []config.ClusterNode) error
 // partitionGroups lists the partition groups on this host.
 func (b *Broker) partitionGroups() []replication.GroupID {
 	var out []replication.GroupID
-	for _, g := range b.cl.node.Host.Groups() {
+	for _, g := range b.cl.node.host.Groups() {
 		if g != replication.MetadataGroup {
 			out = append(out, g)
 		}
@@ -155,7 +155,7 @@ func (b *Broker) partitionGroups() []replication.GroupID {
 func (b *Broker) leaderView(ctx context.Context, g replication.GroupID) (replication.View, error) {
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	v, err := b.cl.node.Host.WaitFor(wctx, g, func(v replication.View) bool {
+	v, err := b.cl.node.host.WaitFor(wctx, g, func(v replication.View) bool {
 		return v.Role == replication.RoleLeader && !v.Joint
 	})
 	if err != nil {
@@ -206,13 +206,13 @@ func (b *Broker) clusterRemoveNode(x *dispatch.Exchange) {
 // handOver transfers the metadata leadership from this node to another
 // voter.
 func (b *Broker) handOver(ctx context.Context, self replication.NodeID) error {
-	v, ok := b.cl.node.Host.Status(replication.MetadataGroup)
+	v, ok := b.cl.node.host.Status(replication.MetadataGroup)
 	if !ok {
 		return replication.ErrUnknownGroup
 	}
 	for _, n := range v.Voters {
 		if n != self {
-			return b.cl.node.Host.TransferLeadership(ctx, replication.MetadataGroup, n)
+			return b.cl.node.host.TransferLeadership(ctx, replication.MetadataGroup, n)
 		}
 	}
 	return errors.New("no other voter to hand the leadership to")
@@ -221,7 +221,7 @@ func (b *Broker) handOver(ctx context.Context, self replication.NodeID) error {
 // removeNode takes id out of every partition group, then the metadata
 // group, then commits the roster without it.
 func (b *Broker) removeNode(ctx context.Context, roster []config.ClusterNode, id replication.NodeID) error {
-	h := b.cl.node.Host
+	h := b.cl.node.host
 	for _, g := range append(b.partitionGroups(), replication.MetadataGroup) {
 		v, err := b.leaderView(ctx, g)
 		if err != nil {

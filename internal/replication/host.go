@@ -15,6 +15,10 @@ import (
 // GroupID names a raft group (the metadata group or one partition).
 type GroupID uint64
 
+// MetadataGroup is the group id of the metadata group; partition groups
+// use other ids.
+const MetadataGroup GroupID = 0
+
 // NodeID is a replica id from the roster.
 type NodeID = transport.NodeID
 

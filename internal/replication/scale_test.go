@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,4 +159,17 @@ func allLed(hosts map[NodeID]*Host, groups int) bool {
 		}
 	}
 	return true
+}
+
+// lateNetwork forwards to a transport created after the host (the
+// transport needs the host as its handler); sends before that are
+// dropped, which raft tolerates.
+type lateNetwork struct {
+	t atomic.Pointer[transport.Transport]
+}
+
+func (l *lateNetwork) Send(to NodeID, envs []transport.Envelope) {
+	if t := l.t.Load(); t != nil {
+		t.Send(to, envs)
+	}
 }
