@@ -5,7 +5,11 @@
 // background work: the heartbeat verifier, the PAT cleaner and the
 // consumer-group revocation timer. The public package server is a thin
 // facade over it; internal tests use its options to inject a clock (and
-// its timers), cheap password hashing and consumer-group membership.
+// its timers), cheap password hashing and consumer-group membership. In
+// cluster mode it also builds the replication node from [cluster]
+// (cluster_node.go) and gives each raft group its state machine: the
+// metadata store's (metadata_machine.go) and, for partition planes that
+// give none, a router to the partition plane (partition_machine.go).
 package broker
 
 import (

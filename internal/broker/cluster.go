@@ -33,9 +33,9 @@ const DefaultCompactEvery = 4096
 func WithCompactEvery(n uint64) Option { return func(o *options) { o.compactEvery = n } }
 
 // cluster is the broker's replication stack in cluster mode: the raft host
-// and replica transport (replication.Node) of this roster entry.
+// and replica transport (replicaNode) of this roster entry.
 type cluster struct {
-	node *replication.Node
+	node *replicaNode
 	cfg  *config.ClusterConfig
 	self config.ClusterNode
 	id   wire.Uint128
@@ -105,7 +105,7 @@ func (b *Broker) openCluster() error {
 		return nil
 	}
 	self, _ := b.cfg.Cluster.Node()
-	node, err := replication.NewNode(&b.cfg.Cluster, clusterStateMachine{b}, b.log)
+	node, err := newReplicaNode(&b.cfg.Cluster, b.opts.now, b.log)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
@@ -189,8 +189,8 @@ func (b *Broker) joinMetadataGroup() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := b.cl.node.Host.AddGroup(ctx, replication.MetadataGroup, replication.GroupOptions{
-		Voters: voters, Storage: st, Applied: applied,
+	if err := b.cl.node.host.AddGroup(ctx, replication.MetadataGroup, replication.GroupOptions{
+		Machine: metadataMachine{store: b.meta, cl: b.cl}, Voters: voters, Storage: st, Applied: applied,
 	}); err != nil {
 		return fmt.Errorf("cluster: metadata group: %w", err)
 	}
@@ -199,7 +199,7 @@ func (b *Broker) joinMetadataGroup() error {
 
 // metadataLeader reports whether this node leads the metadata group.
 func (b *Broker) metadataLeader() bool {
-	v, ok := b.cl.node.Host.Status(replication.MetadataGroup)
+	v, ok := b.cl.node.host.Status(replication.MetadataGroup)
 	return ok && v.Role == replication.RoleLeader
 }
 
@@ -208,7 +208,7 @@ func (b *Broker) metadataLeader() bool {
 // stale memberships), and the log is compacted every compactEvery applied
 // entries. It returns when ctx ends.
 func (b *Broker) runCluster(ctx context.Context) {
-	h := b.cl.node.Host
+	h := b.cl.node.host
 	compactEvery := b.opts.compactEvery
 	if compactEvery == 0 {
 		compactEvery = DefaultCompactEvery
@@ -267,12 +267,12 @@ func (b *Broker) closeCluster() error {
 type metadataReplicator struct{ b *Broker }
 
 func (r metadataReplicator) Propose(ctx context.Context, data []byte) error {
-	_, err := r.b.cl.node.Host.Propose(ctx, replication.MetadataGroup, data)
+	_, err := r.b.cl.node.host.Propose(ctx, replication.MetadataGroup, data)
 	return err
 }
 
 func (r metadataReplicator) Forward(ctx context.Context, data []byte) error {
-	return r.b.cl.node.Host.Forward(ctx, replication.MetadataGroup, data)
+	return r.b.cl.node.host.Forward(ctx, replication.MetadataGroup, data)
 }
 
 func (r metadataReplicator) IsLeader() bool { return r.b.metadataLeader() }
@@ -284,7 +284,7 @@ var _ metadata.Replicator = metadataReplicator{}
 // partitionReplicator is the partition plane's seam to the host.
 type partitionReplicator struct{ b *Broker }
 
-func (r partitionReplicator) host() *replication.Host { return r.b.cl.node.Host }
+func (r partitionReplicator) host() *replication.Host { return r.b.cl.node.host }
 
 func (r partitionReplicator) Self() replication.NodeID {
 	return replication.NodeID(r.b.cl.self.ReplicaID)
@@ -292,8 +292,10 @@ func (r partitionReplicator) Self() replication.NodeID {
 
 func (r partitionReplicator) Voters() []replication.NodeID { return r.b.partitionVoters() }
 
+// AddGroup adds a partition group; a group the plane gives no machine
+// gets a partitionMachine (partition_machine.go).
 func (r partitionReplicator) AddGroup(ctx context.Context, id replication.GroupID, opts replication.GroupOptions) error {
-	return r.host().AddGroup(ctx, id, opts)
+	return r.host().AddGroup(ctx, id, withPartitionMachine(opts, r.b.parts, id))
 }
 
 func (r partitionReplicator) RemoveGroup(ctx context.Context, id replication.GroupID) error {
@@ -317,40 +319,6 @@ func (r partitionReplicator) CompactTo(ctx context.Context, id replication.Group
 }
 
 var _ replicated.Replicator = partitionReplicator{}
-
-// clusterStateMachine routes the host's groups: the metadata group to the
-// metadata store, every other group to the partition plane.
-type clusterStateMachine struct{ b *Broker }
-
-func (m clusterStateMachine) Apply(g replication.GroupID, e replication.Entry) {
-	if g == replication.MetadataGroup {
-		m.b.cl.liveApply.Store(true)
-		m.b.meta.ApplyReplicated(e.Index, e.Term, e.Data)
-		m.b.cl.liveApply.Store(false)
-		return
-	}
-	m.b.parts.ApplyReplicated(g, e)
-}
-
-func (m clusterStateMachine) Snapshot(g replication.GroupID) ([]byte, error) {
-	if g == replication.MetadataGroup {
-		return m.b.meta.SnapshotReplicated()
-	}
-	return m.b.parts.SnapshotReplicated(g)
-}
-
-func (m clusterStateMachine) Restore(g replication.GroupID, index uint64, data []byte) error {
-	if g == replication.MetadataGroup {
-		if err := m.b.meta.RestoreReplicated(index, data); err != nil {
-			return err
-		}
-		if index > m.b.cl.compacted.Load() {
-			m.b.cl.compacted.Store(index) // the log now starts after it
-		}
-		return nil
-	}
-	return m.b.parts.RestoreReplicated(g, index, data)
-}
 
 // MetadataCompacted is the index the metadata raft log is compacted to
 // on this node: its snapshot, taken here, found at start or installed
@@ -376,7 +344,7 @@ func (b *Broker) ClusterGroups() []replication.GroupID {
 	if b.cl == nil {
 		return nil
 	}
-	return b.cl.node.Host.Groups()
+	return b.cl.node.host.Groups()
 }
 
 // ClusterVoters returns the voters of group g as this node knows them.
@@ -384,7 +352,7 @@ func (b *Broker) ClusterVoters(g replication.GroupID) []replication.NodeID {
 	if b.cl == nil {
 		return nil
 	}
-	v, _ := b.cl.node.Host.Status(g)
+	v, _ := b.cl.node.host.Status(g)
 	return v.Voters
 }
 
@@ -399,7 +367,7 @@ func (b *Broker) watchGroupFailures(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case f := <-b.cl.node.Host.Failures():
+		case f := <-b.cl.node.host.Failures():
 			if f.Group != replication.MetadataGroup {
 				b.log.Error("partition raft group stopped on this node; the other replicas keep serving it (restart this node once the cause is fixed)", "group", uint64(f.Group), "err", f.Err)
 				continue

@@ -23,7 +23,7 @@ import (
 // joins the metadata group and then every partition group as a learner,
 // and each group promotes it to voter only once it holds the leader's log
 // up to the index it had when the learner was added — the data reaches
-// the node before it votes. Partition groups created afterwards include
+// the node before it votes (replication.Host.AddMember). Partition groups created afterwards include
 // it from the start.
 //
 // Removing a node: it leaves every partition group, then the metadata
@@ -34,9 +34,6 @@ import (
 
 // adminTimeout bounds one administration command.
 const adminTimeout = 5 * time.Minute
-
-// catchUpPoll is how often a learner's progress is checked.
-const catchUpPoll = 50 * time.Millisecond
 
 func (b *Broker) registerClusterAdmin() {
 	b.disp.Handle(wire.CmdClusterAddNode, b.clusterAddNode)
@@ -115,7 +112,8 @@ func checkNewNode(roster []config.ClusterNode, n config.ClusterNode) error {
 }
 
 // addNode commits the roster, then adds the node to the metadata group and
-// to every partition group this node leads.
+// to every partition group this node leads (Host.AddMember: as a learner,
+// promoted once it caught up).
 func (b *Broker) addNode(ctx context.Context, roster []config.ClusterNode) error {
 	data, err := encodeRoster(roster)
 	if err != nil {
@@ -125,22 +123,25 @@ func (b *Broker) addNode(ctx context.Context, roster []config.ClusterNode) error
 		return fmt.Errorf("commit the roster: %w", err)
 	}
 	id := replication.NodeID(roster[len(roster)-1].ReplicaID)
-	if err := b.addMember(ctx, replication.MetadataGroup, id); err != nil {
-		return fmt.Errorf("metadata group: %w", err)
-	}
-	for _, g := range b.partitionGroups() {
-		if err := b.addMember(ctx, g, id); err != nil {
-			return fmt.Errorf("partition group %d: %w", g, err)
+	groups := append([]replication.GroupID{replication.MetadataGroup}, b.partitionGroups()...)
+	for _, g := range groups {
+		// Partition leadership follows the metadata leader: wait for it
+		// here before the host checks it.
+		if _, err := b.leaderView(ctx, g); err != nil {
+			return fmt.Errorf("group %d: %w", g, err)
+		}
+		if err := b.cl.node.host.AddMember(ctx, g, id); err != nil {
+			return fmt.Errorf("group %d: %w", g, err)
 		}
 	}
-	b.log.Info("cluster node added", "replica_id", id, "groups", 1+len(b.partitionGroups()))
+	b.log.Info("cluster node added", "replica_id", id, "groups", len(groups))
 	return nil
 }
 
 // partitionGroups lists the partition groups on this host.
 func (b *Broker) partitionGroups() []replication.GroupID {
 	var out []replication.GroupID
-	for _, g := range b.cl.node.Host.Groups() {
+	for _, g := range b.cl.node.host.Groups() {
 		if g != replication.MetadataGroup {
 			out = append(out, g)
 		}
@@ -149,52 +150,12 @@ func (b *Broker) partitionGroups() []replication.GroupID {
 	return out
 }
 
-// addMember makes id a learner of group g, waits until it holds the
-// leader's log up to the index the leader had then, and promotes it.
-func (b *Broker) addMember(ctx context.Context, g replication.GroupID, id replication.NodeID) error {
-	h := b.cl.node.Host
-	v, err := b.leaderView(ctx, g)
-	if err != nil {
-		return err
-	}
-	if slices.Contains(v.Voters, id) {
-		return nil // already a voter (a repeated command)
-	}
-	if !slices.Contains(v.Learners, id) {
-		if _, err := h.ChangeMembership(ctx, g, []replication.MemberChange{{Type: replication.AddLearner, Node: id}}); err != nil {
-			return fmt.Errorf("add learner: %w", err)
-		}
-	}
-	_, target, err := h.Progress(ctx, g)
-	if err != nil {
-		return err
-	}
-	for {
-		match, _, err := h.Progress(ctx, g)
-		if err != nil {
-			return err
-		}
-		if match[id] >= target {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("node %d did not catch up to index %d (at %d): %w", id, target, match[id], ctx.Err())
-		case <-time.After(catchUpPoll):
-		}
-	}
-	if _, err := h.ChangeMembership(ctx, g, []replication.MemberChange{{Type: replication.AddVoter, Node: id}}); err != nil {
-		return fmt.Errorf("promote: %w", err)
-	}
-	return nil
-}
-
 // leaderView waits until this node leads group g (partition leadership
 // follows the metadata leader) and returns its view.
 func (b *Broker) leaderView(ctx context.Context, g replication.GroupID) (replication.View, error) {
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	v, err := b.cl.node.Host.WaitFor(wctx, g, func(v replication.View) bool {
+	v, err := b.cl.node.host.WaitFor(wctx, g, func(v replication.View) bool {
 		return v.Role == replication.RoleLeader && !v.Joint
 	})
 	if err != nil {
@@ -245,13 +206,13 @@ func (b *Broker) clusterRemoveNode(x *dispatch.Exchange) {
 // handOver transfers the metadata leadership from this node to another
 // voter.
 func (b *Broker) handOver(ctx context.Context, self replication.NodeID) error {
-	v, ok := b.cl.node.Host.Status(replication.MetadataGroup)
+	v, ok := b.cl.node.host.Status(replication.MetadataGroup)
 	if !ok {
 		return replication.ErrUnknownGroup
 	}
 	for _, n := range v.Voters {
 		if n != self {
-			return b.cl.node.Host.TransferLeadership(ctx, replication.MetadataGroup, n)
+			return b.cl.node.host.TransferLeadership(ctx, replication.MetadataGroup, n)
 		}
 	}
 	return errors.New("no other voter to hand the leadership to")
@@ -260,7 +221,7 @@ func (b *Broker) handOver(ctx context.Context, self replication.NodeID) error {
 // removeNode takes id out of every partition group, then the metadata
 // group, then commits the roster without it.
 func (b *Broker) removeNode(ctx context.Context, roster []config.ClusterNode, id replication.NodeID) error {
-	h := b.cl.node.Host
+	h := b.cl.node.host
 	for _, g := range append(b.partitionGroups(), replication.MetadataGroup) {
 		v, err := b.leaderView(ctx, g)
 		if err != nil {
@@ -284,15 +245,13 @@ func (b *Broker) removeNode(ctx context.Context, roster []config.ClusterNode, id
 	return nil
 }
 
-// adminCode is the status of a failed administration command: 58 when
-// leadership moved (retry on the new leader), 57 when a step's outcome is
-// unknown, 1 otherwise (the server log names the step).
+// adminCode is the status of a failed administration command: what
+// replication.Transient says for a replication error (58: not admitted,
+// for example leadership moved, retry on the new leader; 57: a step's
+// outcome is unknown), 1 otherwise (the server log names the step).
 func adminCode(err error) uint32 {
-	switch {
-	case errors.Is(err, replication.ErrNotLeader), errors.Is(err, replication.ErrProposalDropped), errors.Is(err, replication.ErrProposalLost):
-		return wire.ErrTransientNotAccepted.Code
-	case errors.Is(err, replication.ErrOutcomeUnknown), errors.Is(err, context.DeadlineExceeded):
-		return wire.ErrTransientNotCommitted.Code
+	if code, ok := replication.Transient(err); ok {
+		return code
 	}
 	return wire.ErrError.Code
 }

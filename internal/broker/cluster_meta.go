@@ -15,7 +15,7 @@ import (
 // Leader (no Leader while unknown), status always Healthy.
 func (b *Broker) clusterMetadata(peer string) wire.ClusterMetadata {
 	leader := clusterinfo.NoLeader
-	if id, ok := b.cl.node.Host.Leader(replication.MetadataGroup); ok {
+	if id, ok := b.cl.node.host.Leader(replication.MetadataGroup); ok {
 		leader = int(id)
 	}
 	var addr netip.Addr

@@ -56,7 +56,7 @@ func (b *Broker) applyRoster(data []byte) {
 		return
 	}
 	old := b.cl.roster.get()
-	tr := b.cl.node.Transport
+	tr := b.cl.node.transport
 	self := replication.NodeID(b.cl.self.ReplicaID)
 	for _, n := range nodes {
 		id := replication.NodeID(n.ReplicaID)
@@ -105,7 +105,7 @@ func (b *Broker) partitionVoters() []replication.NodeID {
 	if !b.cl.liveApply.Load() {
 		return nil
 	}
-	v, ok := b.cl.node.Host.Status(replication.MetadataGroup)
+	v, ok := b.cl.node.host.Status(replication.MetadataGroup)
 	if !ok {
 		return nil
 	}

@@ -18,7 +18,7 @@ type httpCluster struct{ b *Broker }
 // Primary implements httpapi.Cluster.
 func (c httpCluster) Primary(peer netip.Addr) (httpapi.Primary, bool) {
 	cl := c.b.cl
-	id, ok := cl.node.Host.Leader(replication.MetadataGroup)
+	id, ok := cl.node.host.Leader(replication.MetadataGroup)
 	if !ok {
 		return httpapi.Primary{}, false
 	}
@@ -43,7 +43,7 @@ func (c httpCluster) Primary(peer netip.Addr) (httpapi.Primary, bool) {
 
 // View implements httpapi.Cluster: the metadata group's raft term.
 func (c httpCluster) View() uint32 {
-	v, _ := c.b.cl.node.Host.Status(replication.MetadataGroup)
+	v, _ := c.b.cl.node.host.Status(replication.MetadataGroup)
 	return uint32(v.Term)
 }
 

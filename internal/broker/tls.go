@@ -48,31 +48,53 @@ func loadTLS(c config.TLSConfig, now func() time.Time) (*tls.Config, error) {
 // SelfSigned generates an ECDSA P-256 certificate for host, 127.0.0.1 and
 // ::1, valid from now for selfSignedValidity.
 func SelfSigned(now time.Time, host string) (tls.Certificate, error) {
+	return generateCert(now, certSpec{
+		commonName:   host,
+		organization: []string{"iggo self-signed"},
+		dnsNames:     []string{host},
+		ips:          []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		usage:        []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	})
+}
+
+// certSpec is what a generated certificate names and may be used for.
+type certSpec struct {
+	commonName   string
+	organization []string
+	dnsNames     []string
+	ips          []net.IP
+	usage        []x509.ExtKeyUsage
+}
+
+// generateCert makes a self-signed ECDSA P-256 certificate for spec, valid
+// from a minute before now for selfSignedValidity: the one certificate
+// generator of the server (client listeners and replica ports).
+func generateCert(now time.Time, spec certSpec) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return tls.Certificate{}, err
+		return tls.Certificate{}, fmt.Errorf("generate key: %w", err)
 	}
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
 	if err != nil {
-		return tls.Certificate{}, err
+		return tls.Certificate{}, fmt.Errorf("generate serial number: %w", err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: host, Organization: []string{"iggo self-signed"}},
+		Subject:      pkix.Name{CommonName: spec.commonName, Organization: spec.organization},
 		NotBefore:    now.Add(-time.Minute),
 		NotAfter:     now.Add(selfSignedValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{host},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		ExtKeyUsage:  spec.usage,
+		DNSNames:     spec.dnsNames,
+		IPAddresses:  spec.ips,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return tls.Certificate{}, err
+		return tls.Certificate{}, fmt.Errorf("create certificate: %w", err)
 	}
 	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
-		return tls.Certificate{}, err
+		return tls.Certificate{}, fmt.Errorf("parse certificate: %w", err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
 }

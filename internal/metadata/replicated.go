@@ -42,8 +42,11 @@ var (
 	// leader, dropped by raft): safe to re-issue anywhere (58).
 	ErrNotAccepted = errors.New("metadata: not accepted by the metadata leader")
 	// ErrOutcomeUnknown: the entry may or may not commit (57). It wraps
-	// session.ErrOutcomeUnknown so a Register answers 57 too.
-	ErrOutcomeUnknown = fmt.Errorf("metadata: outcome of the replicated write unknown: %w", session.ErrOutcomeUnknown)
+	// session.ErrOutcomeUnknown so a Register answers 57 too, and
+	// replication.ErrOutcomeUnknown so replication.Transient answers 57
+	// whatever cause it wraps (the store's own wait ending, for one,
+	// whose bare context error alone would read as never admitted).
+	ErrOutcomeUnknown = fmt.Errorf("metadata: outcome of the replicated write unknown: %w: %w", session.ErrOutcomeUnknown, replication.ErrOutcomeUnknown)
 )
 
 // proposalVersion leads every metadata raft entry.
@@ -173,22 +176,25 @@ func (s *Store) awaitEffects(effects []effect) error {
 }
 
 // classify maps a replication error to ErrNotAccepted (58) or
-// ErrOutcomeUnknown (57).
+// ErrOutcomeUnknown (57) as replication.Transient decides; an error it
+// does not know is treated as outcome unknown.
 func classify(err error) error {
-	switch {
-	case errors.Is(err, replication.ErrNotLeader), errors.Is(err, replication.ErrProposalDropped),
-		errors.Is(err, replication.ErrProposalLost), errors.Is(err, replication.ErrUnknownGroup),
-		errors.Is(err, replication.ErrStopped) && !errors.Is(err, replication.ErrOutcomeUnknown):
+	if code, ok := replication.Transient(err); ok && code == wire.ErrTransientNotAccepted.Code {
 		return fmt.Errorf("%w: %w", ErrNotAccepted, err)
 	}
 	return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 }
 
 // transientCode is the result code of a failed write: 58 when it was
-// never admitted (or the store is closed), 57 otherwise.
+// never admitted (or the store is closed), 57 when its outcome is
+// unknown, as replication.Transient decides (ErrOutcomeUnknown wraps
+// replication.ErrOutcomeUnknown); an error nobody classifies is 57.
 func transientCode(err error) uint32 {
 	if errors.Is(err, ErrClosed) || errors.Is(err, ErrNotAccepted) {
 		return wire.ErrTransientNotAccepted.Code
+	}
+	if code, ok := replication.Transient(err); ok {
+		return code
 	}
 	return wire.ErrTransientNotCommitted.Code
 }

@@ -2,8 +2,12 @@ package metadata
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 
+	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -37,4 +41,40 @@ func FuzzDecodeProposal(f *testing.F) {
 			t.Fatalf("re-encoding differs:\n%x\n%x", again, data)
 		}
 	})
+}
+
+// TestTransientCode: a failed replicated write answers what
+// replication.Transient decides for the replication error (classify), the
+// store's own verdicts win over the context error they wrap, and what
+// nobody classifies is outcome unknown (57).
+func TestTransientCode(t *testing.T) {
+	const unknown, notAccepted = 57, 58
+	for _, tc := range []struct {
+		name string
+		err  error
+		want uint32
+	}{
+		{"not leader", classify(&replication.NotLeaderError{Group: replication.MetadataGroup}), notAccepted},
+		{"dropped", classify(replication.ErrProposalDropped), notAccepted},
+		{"host stopped before admission", classify(replication.ErrStopped), notAccepted},
+		{"host stopped after admission", classify(fmt.Errorf("%w: %w", replication.ErrOutcomeUnknown, replication.ErrStopped)), unknown},
+		{"deadline before admission", classify(fmt.Errorf("propose to group 0: %w", context.DeadlineExceeded)), notAccepted},
+		{"deadline after admission", classify(fmt.Errorf("%w: %w", replication.ErrOutcomeUnknown, context.DeadlineExceeded)), unknown},
+		{"refused", classify(fmt.Errorf("prepare: %w", replication.ErrRefused)), notAccepted},
+		{"pending", classify(fmt.Errorf("prepare: %w", replication.ErrPending)), unknown},
+		{"unclassified replication failure", classify(replication.ErrStorage), unknown},
+		{"store's own wait ended", fmt.Errorf("%w: %w", ErrOutcomeUnknown, context.DeadlineExceeded), unknown},
+		{"closed", ErrClosed, notAccepted},
+		{"unclassified refusal", fmt.Errorf("submit: %w", replication.ErrRefused), notAccepted},
+		{"journal failure", errors.New("write journal: disk full"), unknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := transientCode(tc.err); got != tc.want {
+				t.Fatalf("transientCode(%v) = %d, want %d", tc.err, got, tc.want)
+			}
+		})
+	}
+	if wire.ErrTransientNotCommitted.Code != unknown || wire.ErrTransientNotAccepted.Code != notAccepted {
+		t.Fatal("the transient status codes moved")
+	}
 }

@@ -8,7 +8,7 @@ import (
 	"go.etcd.io/raft/v3"
 )
 
-// Compact snapshots group g's state machine at the applied index and
+// Compact snapshots group g's machine (GroupMachine.Snapshot) at the applied index and
 // drops the log before it; followers behind that point catch up from the
 // snapshot. When the storage already holds a snapshot at or past the
 // applied index it answers ErrCompactRange (wrapped) and leaves the group
@@ -25,7 +25,7 @@ func (h *Host) Compact(ctx context.Context, g GroupID) (uint64, error) {
 			c <- res{err: ErrUnknownGroup}
 			return
 		}
-		data, err := h.cfg.StateMachine.Snapshot(g)
+		data, err := grp.machine.Snapshot()
 		if err != nil {
 			c <- res{err: fmt.Errorf("snapshot state machine: %w", err)}
 			return

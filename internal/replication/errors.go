@@ -6,10 +6,11 @@ import (
 )
 
 // Errors of the replication seam. ErrNotLeader and ErrProposalDropped
-// mean the entry was never admitted (the broker answers 58, safe to
-// re-issue anywhere); ErrProposalLost means a different entry was
-// committed at its index, so it will never apply (also safe to retry);
-// ErrOutcomeUnknown means it may or may not commit (57).
+// mean the entry was never admitted (58, safe to re-issue anywhere);
+// ErrProposalLost means a different entry was committed at its index, so
+// it will never apply (also 58); ErrOutcomeUnknown means it may or may
+// not commit (57). Transient (status.go) is the one place that maps them
+// to a status; ErrRefused and ErrPending are there too.
 var (
 	ErrStopped         = errors.New("replication host stopped")
 	ErrUnknownGroup    = errors.New("unknown raft group")

@@ -17,7 +17,9 @@ import (
 // whether it commits; the caller learns that from its own apply (the
 // metadata plane tags the entry and waits for it), bounded by its own
 // deadline. A follower that knows no leader fails at once with a
-// *NotLeaderError, so the caller can answer "not accepted" (58).
+// *NotLeaderError, so the caller can answer "not accepted" (58). Every
+// error Forward returns means the data was not handed on, a context error
+// included (see Transient).
 //
 // raft's own proposal forwarding stays off (it would interleave foreign
 // entries with this host's waiting proposals): forwarded proposals are

@@ -16,6 +16,9 @@ import (
 
 // GroupOptions describe a group when it is added to a host.
 type GroupOptions struct {
+	// Machine is the group's state machine; it is required (AddGroup
+	// fails without one).
+	Machine GroupMachine
 	// Voters is the initial membership of a new group. A group whose
 	// storage is empty is bootstrapped with it; leave it empty on a node
 	// that joins an existing group (it waits for the leader to contact it).
@@ -40,6 +43,8 @@ type GroupOptions struct {
 	// into a batch). If it fails the proposal is refused with its error;
 	// otherwise accepted runs once raft has admitted the entry (not when
 	// raft drops it), so state it advances stays in step with the log.
+	// A refusal wraps ErrRefused (the request is in no log) or ErrPending
+	// (an earlier copy still waits in the log) so Transient classifies it.
 	Prepare func(data []byte) (accepted func(), err error)
 }
 
@@ -48,6 +53,7 @@ type group struct {
 	id        GroupID
 	rn        *raft.RawNode
 	storage   LogStorage
+	machine   GroupMachine
 	confState *raftpb.ConfState
 	members   map[NodeID]bool // voters, learners and outgoing voters
 	applied   uint64
@@ -100,7 +106,14 @@ func (w *waiter) finish(r result) {
 	}
 }
 
+// failAll resolves every waiting proposal with err. Each was admitted,
+// so its entry may still commit (on the other replicas, or here from the
+// log after a restart): err is wrapped in ErrOutcomeUnknown unless it
+// already says so.
 func (g *group) failAll(err error) {
+	if !errors.Is(err, ErrOutcomeUnknown) {
+		err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	}
 	for _, w := range g.proposed {
 		if w != nil {
 			w.finish(result{err: err})
@@ -127,10 +140,16 @@ func (g *group) isVoter(n NodeID) bool {
 	return slices.Contains(g.confState.GetVoters(), raftID(n)) || slices.Contains(g.confState.GetVotersOutgoing(), raftID(n))
 }
 
-// AddGroup creates group id on this host. A fresh group with voters is
-// bootstrapped; if this node is its lowest-numbered voter (replica 0 in a
-// fresh cluster) it campaigns at once, so replica 0 becomes the first
-// leader, as the reference's view 0 makes it primary.
+// errNoMachine: GroupOptions.Machine was nil. A group without a state
+// machine would commit entries nobody applies, so AddGroup refuses it
+// rather than discarding them.
+var errNoMachine = errors.New("GroupOptions.Machine is required")
+
+// AddGroup creates group id on this host; opts.Machine is required. A
+// fresh group with voters is bootstrapped; if this node is its
+// lowest-numbered voter (replica 0 in a fresh cluster) it campaigns at
+// once, so replica 0 becomes the first leader, as the reference's view 0
+// makes it primary.
 func (h *Host) AddGroup(ctx context.Context, id GroupID, opts GroupOptions) error {
 	errc := make(chan error, 1)
 	if err := h.do(ctx, func() { errc <- h.addGroup(id, opts) }); err != nil {
@@ -140,6 +159,9 @@ func (h *Host) AddGroup(ctx context.Context, id GroupID, opts GroupOptions) erro
 }
 
 func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
+	if opts.Machine == nil {
+		return fmt.Errorf("add group %d: %w", id, errNoMachine)
+	}
 	if _, ok := h.groups[id]; ok {
 		return fmt.Errorf("add group %d: %w", id, ErrGroupExists)
 	}
@@ -192,7 +214,7 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 		}
 	}
 	g := &group{
-		id: id, rn: rn, storage: st, applied: opts.Applied, prepare: opts.Prepare, pending: map[uint64]*waiter{},
+		id: id, rn: rn, storage: st, machine: opts.Machine, applied: opts.Applied, prepare: opts.Prepare, pending: map[uint64]*waiter{},
 		hardTerm: hs.GetTerm(), hardVote: hs.GetVote(),
 	}
 	g.setConf(proto.CloneOf(cs))
@@ -225,7 +247,8 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 }
 
 // RemoveGroup drops group id from this host (its storage is left as is);
-// waiting proposals fail with ErrGroupRemoved.
+// waiting proposals fail with ErrGroupRemoved wrapped in
+// ErrOutcomeUnknown.
 func (h *Host) RemoveGroup(ctx context.Context, id GroupID) error {
 	errc := make(chan error, 1)
 	if err := h.do(ctx, func() {
@@ -417,14 +440,14 @@ func (h *Host) bindProposals(g *group, ents []*raftpb.Entry) {
 	g.proposed = g.proposed[:0]
 }
 
-// apply hands one committed entry to the state machine (or applies a
+// apply hands one committed entry to the group's machine (or applies a
 // configuration change) and resolves its waiter.
 func (h *Host) apply(g *group, e *raftpb.Entry) {
 	var conf *raftpb.ConfState
 	switch e.GetType() {
 	case raftpb.EntryNormal:
 		if len(e.GetData()) > 0 {
-			h.cfg.StateMachine.Apply(g.id, Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: e.GetData()})
+			g.machine.Apply(Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: e.GetData()})
 		}
 	case raftpb.EntryConfChange, raftpb.EntryConfChangeV2:
 		var cc raftpb.ConfChangeI

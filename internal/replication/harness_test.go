@@ -136,7 +136,8 @@ func (n *memNet) isolate(x NodeID, ids []NodeID, on bool) {
 	})
 }
 
-// recordSM is a state machine that records what it applies, per group.
+// recordSM records what one node's groups apply, per group; machine
+// gives each group its GroupMachine over it.
 type recordSM struct {
 	mu       sync.Mutex
 	applied  map[GroupID][]Entry
@@ -148,7 +149,17 @@ type recordSM struct {
 
 func newRecordSM() *recordSM { return &recordSM{applied: map[GroupID][]Entry{}} }
 
-func (s *recordSM) Apply(g GroupID, e Entry) {
+// machine is group g's state machine on this node.
+func (s *recordSM) machine(g GroupID) GroupMachine { return recordMachine{s, g} }
+
+// recordMachine is one group's GroupMachine over a recordSM.
+type recordMachine struct {
+	s *recordSM
+	g GroupID
+}
+
+func (m recordMachine) Apply(e Entry) {
+	s, g := m.s, m.g
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if prev := s.applied[g]; len(prev) > 0 && prev[len(prev)-1].Index >= e.Index {
@@ -158,13 +169,13 @@ func (s *recordSM) Apply(g GroupID, e Entry) {
 }
 
 // Snapshot encodes the applied list: per entry index, term, length, data.
-func (s *recordSM) Snapshot(g GroupID) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return encodeEntries(s.applied[g]), nil
+func (m recordMachine) Snapshot() ([]byte, error) {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	return encodeEntries(m.s.applied[m.g]), nil
 }
 
-// encodeEntries is the snapshot format of recordSM.
+// encodeEntries is the snapshot format of recordMachine.
 func encodeEntries(ents []Entry) []byte {
 	var b []byte
 	for _, e := range ents {
@@ -176,7 +187,7 @@ func encodeEntries(ents []Entry) []byte {
 	return b
 }
 
-func (s *recordSM) Restore(g GroupID, index uint64, data []byte) error {
+func (m recordMachine) Restore(index uint64, data []byte) error {
 	var out []Entry
 	r := bytes.NewReader(data)
 	for r.Len() > 0 {
@@ -192,8 +203,9 @@ func (s *recordSM) Restore(g GroupID, index uint64, data []byte) error {
 		}
 		out = append(out, Entry{Index: idx, Term: term, Data: d})
 	}
+	s := m.s
 	s.mu.Lock()
-	s.applied[g] = out
+	s.applied[m.g] = out
 	s.restores++
 	s.restoredAt, s.restoredData = index, bytes.Clone(data)
 	s.mu.Unlock()
@@ -240,10 +252,7 @@ func (c *cluster) start(id NodeID) {
 	if !slices.Contains(c.ids, id) {
 		c.ids = append(c.ids, id)
 	}
-	cfg := Config{
-		Self: id, Peers: c.ids, Timing: testTiming, Network: c.net.endpoint(id), StateMachine: newRecordSM(),
-		Logger: testLogger(),
-	}
+	cfg := Config{Self: id, Peers: c.ids, Timing: testTiming, Network: c.net.endpoint(id), Logger: testLogger()}
 	if c.mutate != nil {
 		c.mutate(&cfg)
 	}
@@ -251,7 +260,7 @@ func (c *cluster) start(id NodeID) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	c.sms[id] = cfg.StateMachine.(*recordSM)
+	c.sms[id] = newRecordSM()
 	c.net.set(func(n *memNet) { n.hosts[id] = h; n.down[id] = false })
 	c.hosts[id] = h
 	if c.storages[id] == nil {
@@ -279,10 +288,15 @@ func (c *cluster) crash(id NodeID) {
 	delete(c.hosts, id)
 }
 
+// addGroupOn adds g on node id, with the node's recordSM as its machine
+// unless opts names one.
 func (c *cluster) addGroupOn(id NodeID, g GroupID, opts GroupOptions) {
 	c.t.Helper()
 	if opts.Storage == nil {
 		opts.Storage = NewMemoryLog()
+	}
+	if opts.Machine == nil {
+		opts.Machine = c.sms[id].machine(g)
 	}
 	c.storages[id][g] = opts.Storage
 	if err := c.hosts[id].AddGroup(context.Background(), g, opts); err != nil {

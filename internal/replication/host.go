@@ -15,6 +15,10 @@ import (
 // GroupID names a raft group (the metadata group or one partition).
 type GroupID uint64
 
+// MetadataGroup is the group id of the metadata group; partition groups
+// use other ids.
+const MetadataGroup GroupID = 0
+
 // NodeID is a replica id from the roster.
 type NodeID = transport.NodeID
 
@@ -24,24 +28,10 @@ type Network interface {
 	Send(to NodeID, envs []transport.Envelope)
 }
 
-// Entry is one committed log entry handed to the state machine.
+// Entry is one committed log entry handed to a group's GroupMachine.
 type Entry struct {
 	Index, Term uint64
 	Data        []byte
-}
-
-// StateMachine is what a group replicates into. The host calls it from its
-// event loop: Apply for every committed entry that carries data, in commit
-// order per group (entries without data, such as the empty entry of a new
-// leader, and configuration changes are not passed on); Snapshot when
-// the host compacts a group's log; Restore when a lagging replica
-// receives a snapshot. Calls must return quickly: a slow state machine
-// delays every group of the host. e.Data belongs to the raft log and must
-// not be modified (copy it to keep a mutable version).
-type StateMachine interface {
-	Apply(group GroupID, e Entry)
-	Snapshot(group GroupID) ([]byte, error)
-	Restore(group GroupID, index uint64, data []byte) error
 }
 
 // Timing is the raft clock (see config.ClusterConfig.RaftTiming).
@@ -57,11 +47,10 @@ type Config struct {
 	Self NodeID
 	// Peers are the other hosts; each gets one liveness ping per
 	// heartbeat interval. Nodes added to a group later join automatically.
-	Peers        []NodeID
-	Timing       Timing
-	Network      Network
-	StateMachine StateMachine
-	Logger       *slog.Logger
+	Peers   []NodeID
+	Timing  Timing
+	Network Network
+	Logger  *slog.Logger
 	// FollowLeader makes every group this host leads hand leadership to
 	// the leader of FollowGroup (the metadata group), so clients that talk
 	// to the metadata leader find every partition leader there.
@@ -184,8 +173,8 @@ type Host struct {
 
 // New starts a host. Close stops it.
 func New(cfg Config) (*Host, error) {
-	if cfg.Network == nil || cfg.StateMachine == nil {
-		return nil, errors.New("replication: Network and StateMachine are required")
+	if cfg.Network == nil {
+		return nil, errors.New("replication: Network is required")
 	}
 	t := cfg.Timing
 	if t.Tick <= 0 || t.HeartbeatTicks < 1 || t.ElectionTicks <= t.HeartbeatTicks {
@@ -218,7 +207,7 @@ func New(cfg Config) (*Host, error) {
 		inbox:       make(chan inbound, cfg.InboxBatches),
 		unreach:     make(chan inbound, cfg.InboxBatches),
 		failures:    make(chan GroupFailure, 64),
-		reqs:        make(chan func()),
+		reqs:        make(chan func()), // unbuffered: see do
 		done:        make(chan struct{}),
 		stopped:     make(chan struct{}),
 		views:       map[GroupID]View{},
@@ -252,7 +241,8 @@ type GroupFailure struct {
 // beyond it are only logged).
 func (h *Host) Failures() <-chan GroupFailure { return h.failures }
 
-// Close stops the loop; waiting proposals fail with ErrStopped.
+// Close stops the loop; waiting proposals fail with ErrStopped, wrapped
+// in ErrOutcomeUnknown when they were admitted.
 func (h *Host) Close() {
 	h.once.Do(func() { close(h.done) })
 	<-h.stopped
@@ -287,8 +277,12 @@ func (h *Host) Stats() Stats {
 	}
 }
 
-// do runs fn on the loop; it fails when ctx ends or the host stops first
-// (fn then never runs).
+// do runs fn on the loop; it fails when ctx ends or the host stops first,
+// and then fn never runs, not even later: reqs is unbuffered, so fn is
+// either taken by the loop (do returns nil, and the loop runs it at once)
+// or not handed over at all. A proposal call that gets do's bare context
+// or stop error therefore knows its proposal was never admitted
+// (Transient answers 58 for it); reqs must stay unbuffered.
 func (h *Host) do(ctx context.Context, fn func()) error {
 	select {
 	case h.reqs <- fn:

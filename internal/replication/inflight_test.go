@@ -14,7 +14,7 @@ import (
 )
 
 func TestMaxInflightBytesDefaults(t *testing.T) {
-	base := Config{Timing: testTiming, Network: newMemNet(1).endpoint(0), StateMachine: newRecordSM(), Logger: testLogger()}
+	base := Config{Timing: testTiming, Network: newMemNet(1).endpoint(0), Logger: testLogger()}
 	for _, tc := range []struct {
 		size, inflight, want uint64
 	}{

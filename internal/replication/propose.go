@@ -14,8 +14,10 @@ import (
 // machine. Only the leader admits proposals (raft's forwarding is off):
 // elsewhere it fails at once with a *NotLeaderError. If ctx ends after
 // the entry was admitted, the error wraps ErrOutcomeUnknown: the entry
-// may still commit. An admitted entry is resolved only when its index
-// applies, which needs a leader, so callers bound the wait with ctx.
+// may still commit. A context error without ErrOutcomeUnknown means it
+// was never admitted (see Transient). An admitted entry is resolved only
+// when its index applies, which needs a leader, so callers bound the
+// wait with ctx.
 func (h *Host) Propose(ctx context.Context, g GroupID, data []byte) (uint64, error) {
 	if len(data) == 0 {
 		return 0, fmt.Errorf("propose to group %d: empty entries are reserved for raft", g)
@@ -113,6 +115,7 @@ type MemberChange struct {
 // than one change goes through joint consensus, left automatically by
 // raft once the joint configuration commits. It returns the configuration
 // after the change applied here (possibly still joint: watch View.Joint).
+// Its errors mean what Propose's do (see Transient).
 func (h *Host) ChangeMembership(ctx context.Context, g GroupID, changes []MemberChange) (*raftpb.ConfState, error) {
 	cc := &raftpb.ConfChangeV2{Transition: raftpb.ConfChangeTransitionAuto.Enum()}
 	for _, c := range changes {

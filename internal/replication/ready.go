@@ -149,13 +149,13 @@ func (g *group) sendsEarly(rd *raft.Ready) bool {
 }
 
 // restoreSnapshot persists a snapshot received from the leader and hands
-// it to the state machine.
+// it to the group's machine.
 func (h *Host) restoreSnapshot(g *group, snap *raftpb.Snapshot) error {
 	if err := g.storage.ApplySnapshot(snap); err != nil {
 		return fmt.Errorf("%w: apply snapshot: %w", ErrStorage, err)
 	}
 	md := snap.GetMetadata()
-	if err := h.cfg.StateMachine.Restore(g.id, md.GetIndex(), snap.GetData()); err != nil {
+	if err := g.machine.Restore(md.GetIndex(), snap.GetData()); err != nil {
 		return fmt.Errorf("restore snapshot at %d: %w", md.GetIndex(), err)
 	}
 	g.applied = md.GetIndex()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,9 +34,11 @@ func TestIdleGroupsOverTCP(t *testing.T) {
 	ids := []NodeID{0, 1, 2}
 	hosts := map[NodeID]*Host{}
 	trs := map[NodeID]*transport.Transport{}
+	sms := map[NodeID]*recordSM{}
 	for _, id := range ids {
+		sms[id] = newRecordSM()
 		netw := &lateNetwork{}
-		h, err := New(Config{Self: id, Peers: ids, Timing: timing, Network: netw, StateMachine: newRecordSM(), Logger: testLogger(),
+		h, err := New(Config{Self: id, Peers: ids, Timing: timing, Network: netw, Logger: testLogger(),
 			InboxBatches: 1 << 16, DisableQuiescence: baseline})
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +78,7 @@ func TestIdleGroupsOverTCP(t *testing.T) {
 	// Followers first, so replica 0's first campaigns find the groups.
 	for _, id := range []NodeID{2, 1, 0} {
 		for g := range GroupID(groups) {
-			if err := hosts[id].AddGroup(ctx, g, GroupOptions{Voters: ids}); err != nil {
+			if err := hosts[id].AddGroup(ctx, g, GroupOptions{Voters: ids, Machine: sms[id].machine(g)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -156,4 +159,17 @@ func allLed(hosts map[NodeID]*Host, groups int) bool {
 		}
 	}
 	return true
+}
+
+// lateNetwork forwards to a transport created after the host (the
+// transport needs the host as its handler); sends before that are
+// dropped, which raft tolerates.
+type lateNetwork struct {
+	t atomic.Pointer[transport.Transport]
+}
+
+func (l *lateNetwork) Send(to NodeID, envs []transport.Envelope) {
+	if t := l.t.Load(); t != nil {
+		t.Send(to, envs)
+	}
 }

@@ -1,0 +1,132 @@
+package replication
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.etcd.io/raft/v3"
+)
+
+// catchUpPoll is how often AddMember checks a learner's progress.
+const catchUpPoll = 50 * time.Millisecond
+
+// AddMember makes node id a voter of group g without letting it vote
+// before it holds the log: it adds id as a learner, waits until the
+// learner holds the leader's log up to the leader's last index as of the
+// add, then promotes it. Run it on the group's leader (elsewhere it fails
+// with a *NotLeaderError); a joint configuration in progress is waited
+// out first. It is idempotent: a voter already is done (nil), and a
+// learner already is not added again, only caught up and promoted.
+//
+// If ctx ends while the learner catches up, the error wraps
+// ErrOutcomeUnknown and ctx's error: id stays a learner, and calling
+// AddMember again finishes the promotion. A change raft ignored (another
+// configuration change was still pending) fails with ErrProposalDropped.
+// Other errors are those of ChangeMembership and Progress (see Transient).
+func (h *Host) AddMember(ctx context.Context, g GroupID, id NodeID) error {
+	if err := h.addMember(ctx, g, id); err != nil {
+		return fmt.Errorf("add member %d to group %d: %w", id, g, err)
+	}
+	return nil
+}
+
+func (h *Host) addMember(ctx context.Context, g GroupID, id NodeID) error {
+	m, err := h.membership(ctx, g, id)
+	if err != nil {
+		return err
+	}
+	if m.joint {
+		if _, err := h.WaitFor(ctx, g, func(v View) bool { return !v.Joint || v.Role != RoleLeader }); err != nil {
+			return fmt.Errorf("wait for the joint configuration to end: %w", err)
+		}
+		if m, err = h.membership(ctx, g, id); err != nil {
+			return err
+		}
+	}
+	if m.voter {
+		return nil
+	}
+	if !m.learner {
+		cs, err := h.ChangeMembership(ctx, g, []MemberChange{{Type: AddLearner, Node: id}})
+		if err != nil {
+			return fmt.Errorf("add learner: %w", err)
+		}
+		if !slices.Contains(cs.GetLearners(), raftID(id)) && !slices.Contains(cs.GetLearnersNext(), raftID(id)) {
+			return fmt.Errorf("add learner: %w: raft ignored the change (another configuration change was pending)", ErrProposalDropped)
+		}
+	}
+	if err := h.catchUp(ctx, g, id); err != nil {
+		return err
+	}
+	cs, err := h.ChangeMembership(ctx, g, []MemberChange{{Type: AddVoter, Node: id}})
+	if err != nil {
+		return fmt.Errorf("promote: %w", err)
+	}
+	if !slices.Contains(cs.GetVoters(), raftID(id)) {
+		return fmt.Errorf("promote: %w: raft ignored the change (another configuration change was pending)", ErrProposalDropped)
+	}
+	return nil
+}
+
+// catchUp waits until learner id holds group g's log up to the leader's
+// last index as of the call.
+func (h *Host) catchUp(ctx context.Context, g GroupID, id NodeID) error {
+	_, target, err := h.Progress(ctx, g)
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(catchUpPoll)
+	defer tick.Stop()
+	for {
+		match, _, err := h.Progress(ctx, g)
+		if err != nil {
+			return err
+		}
+		if match[id] >= target {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: learner did not catch up to index %d (at %d): %w", ErrOutcomeUnknown, target, match[id], ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// membership is what AddMember needs to know of a node in a group.
+type membership struct {
+	voter, learner, joint bool
+}
+
+// membership reads node id's place in group g on the loop; it fails
+// unless this node leads g.
+func (h *Host) membership(ctx context.Context, g GroupID, id NodeID) (membership, error) {
+	type res struct {
+		m   membership
+		err error
+	}
+	c := make(chan res, 1)
+	if err := h.do(ctx, func() {
+		grp := h.groups[g]
+		switch {
+		case grp == nil:
+			c <- res{err: ErrUnknownGroup}
+			return
+		case grp.state != raft.StateLeader:
+			c <- res{err: h.notLeader(grp)}
+			return
+		}
+		cs, rid := grp.confState, raftID(id)
+		c <- res{m: membership{
+			voter:   slices.Contains(cs.GetVoters(), rid),
+			learner: slices.Contains(cs.GetLearners(), rid) || slices.Contains(cs.GetLearnersNext(), rid),
+			joint:   len(cs.GetVotersOutgoing()) > 0,
+		}}
+	}); err != nil {
+		return membership{}, err
+	}
+	r := <-c
+	return r.m, r.err
+}
