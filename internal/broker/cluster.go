@@ -292,10 +292,10 @@ func (r partitionReplicator) Self() replication.NodeID {
 
 func (r partitionReplicator) Voters() []replication.NodeID { return r.b.partitionVoters() }
 
-// AddGroup adds a partition group; a group the plane gives no machine
-// gets a partitionMachine (partition_machine.go).
+// AddGroup adds a partition group with the machine the plane gives it
+// (its replicated.Replica).
 func (r partitionReplicator) AddGroup(ctx context.Context, id replication.GroupID, opts replication.GroupOptions) error {
-	return r.host().AddGroup(ctx, id, withPartitionMachine(opts, r.b.parts, id))
+	return r.host().AddGroup(ctx, id, opts)
 }
 
 func (r partitionReplicator) RemoveGroup(ctx context.Context, id replication.GroupID) error {

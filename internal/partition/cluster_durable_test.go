@@ -38,7 +38,7 @@ func (dc *durableCluster) start(ref catalog.TopicRef) (*testNet, []*testNode) {
 		st := dc.kept[i]
 		r := &testReplicator{self: replication.NodeID(i), voters: dc.voters}
 		p := newClusterPlane(t, dc.dirs[i], r, func(string) (replication.LogStorage, error) { return st, nil }, dc.topics)
-		startHost(t, net, r, p, dc.voters)
+		startHost(t, net, r, dc.voters)
 		nodes[i] = &testNode{id: r.self, plane: p, repl: r}
 	}
 	for _, nd := range nodes {

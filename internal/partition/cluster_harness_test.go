@@ -68,7 +68,6 @@ func (n *testNet) setDown(id replication.NodeID) {
 type testReplicator struct {
 	mu     sync.Mutex
 	h      *replication.Host
-	plane  *Plane // the plane the host serves (startHost)
 	self   replication.NodeID
 	voters []replication.NodeID
 }
@@ -82,11 +81,6 @@ func (r *testReplicator) host() *replication.Host {
 func (r *testReplicator) Self() replication.NodeID     { return r.self }
 func (r *testReplicator) Voters() []replication.NodeID { return r.voters }
 func (r *testReplicator) AddGroup(ctx context.Context, id replication.GroupID, o replication.GroupOptions) error {
-	if o.Machine == nil {
-		r.mu.Lock()
-		o.Machine = planeSM{r.plane, id}
-		r.mu.Unlock()
-	}
 	return r.host().AddGroup(ctx, id, o)
 }
 func (r *testReplicator) RemoveGroup(ctx context.Context, id replication.GroupID) error {
@@ -105,17 +99,6 @@ func (r *testReplicator) CompactTo(ctx context.Context, id replication.GroupID, 
 	return r.host().CompactTo(ctx, id, index, data)
 }
 
-// planeSM is group g's machine on the plane, as the broker gives one to
-// every partition group the plane adds without a machine.
-type planeSM struct {
-	p *Plane
-	g replication.GroupID
-}
-
-func (s planeSM) Apply(e replication.Entry)        { s.p.ApplyReplicated(s.g, e) }
-func (s planeSM) Snapshot() ([]byte, error)        { return s.p.SnapshotReplicated(s.g) }
-func (s planeSM) Restore(i uint64, d []byte) error { return s.p.RestoreReplicated(s.g, i, d) }
-
 // fastTiming: 10 ms ticks, 100 ms election timeout.
 var fastTiming = replication.Timing{Tick: 10 * time.Millisecond, HeartbeatTicks: 1, ElectionTicks: 10}
 
@@ -128,8 +111,9 @@ type testNode struct {
 
 func (n *testNode) host() *replication.Host { return n.repl.host() }
 
-// startHost starts a host for node id over net serving plane p.
-func startHost(t *testing.T, net *testNet, r *testReplicator, p *Plane, peers []replication.NodeID) {
+// startHost starts a host for node id over net (each partition group gets
+// its plane's replica as machine).
+func startHost(t *testing.T, net *testNet, r *testReplicator, peers []replication.NodeID) {
 	t.Helper()
 	h, err := replication.New(replication.Config{
 		Self: r.self, Peers: peers, Timing: fastTiming, Network: testEndpoint{net, r.self},
@@ -139,7 +123,7 @@ func startHost(t *testing.T, net *testNet, r *testReplicator, p *Plane, peers []
 		t.Fatal(err)
 	}
 	r.mu.Lock()
-	r.h, r.plane = h, p
+	r.h = h
 	r.mu.Unlock()
 	net.mu.Lock()
 	net.hosts[r.self] = h

@@ -93,7 +93,7 @@ func (k keptNode) start() (*Plane, *testNode) {
 	logs := func(string) (replication.LogStorage, error) { return k.kept, nil }
 	r := &testReplicator{self: 0, voters: voters}
 	p := newClusterPlane(k.t, k.dir, r, logs, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
-	startHost(k.t, newTestNet(), r, p, voters)
+	startHost(k.t, newTestNet(), r, voters)
 	nd := &testNode{id: 0, plane: p, repl: r}
 	if err := p.CreatePartitions(clusterRef, []uint32{0}); err != nil {
 		k.t.Fatal(err)

@@ -88,7 +88,7 @@ func singleNode(t *testing.T, dir string, kept replication.LogStorage, ref catal
 	voters := []replication.NodeID{0}
 	r := &testReplicator{self: 0, voters: voters}
 	p := newClusterPlane(t, dir, r, logs, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
-	startHost(t, newTestNet(), r, p, voters)
+	startHost(t, newTestNet(), r, voters)
 	nd := &testNode{id: 0, plane: p, repl: r}
 	if err := p.CreatePartitions(ref, []uint32{0}); err != nil {
 		t.Fatal(err)

@@ -52,7 +52,7 @@ func startClusterSettings(t *testing.T, n int, c *encryption.Cipher, s wire.Topi
 	for i := range n {
 		r := &testReplicator{self: replication.NodeID(i), voters: voters}
 		p := newClusterPlaneOpts(t, Options{Dir: t.TempDir(), Replicator: r, Cipher: c}, topics)
-		startHost(t, net, r, p, voters)
+		startHost(t, net, r, voters)
 		nodes[i] = &testNode{id: r.self, plane: p, repl: r}
 	}
 	t.Cleanup(func() {
@@ -524,7 +524,7 @@ func TestClusterBootstrapCompactedAfterEarlyStop(t *testing.T) {
 		r := &testReplicator{self: 0, voters: voters}
 		logs := func(string) (replication.LogStorage, error) { return st, nil }
 		p := newClusterPlane(t, dir, r, logs, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
-		startHost(t, newTestNet(), r, p, voters)
+		startHost(t, newTestNet(), r, voters)
 		if err := p.CreatePartitions(clusterRef, []uint32{0}); err != nil {
 			t.Fatal(err)
 		}

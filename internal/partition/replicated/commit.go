@@ -214,26 +214,21 @@ func (s *Set) propose(ctx context.Context, g replication.GroupID, e *entry) appl
 
 // proposalSettled reports whether a Propose that returned err is done
 // with its data: raft copies a proposal when it appends it, and the
-// host's loop has run the proposal unless the call gave up waiting
-// (outcome unknown, the caller's deadline, the host stopping), in which
-// case the loop may still read the data later.
+// host's loop has run the proposal unless the call gave up waiting after
+// admission (replication.ErrOutcomeUnknown), in which case the loop may
+// still read the data later. A stopping host and a caller's ended
+// context are counted as unsettled too, which only costs a buffer.
 func proposalSettled(err error) bool {
 	return err == nil || !(errors.Is(err, replication.ErrOutcomeUnknown) || errors.Is(err, replication.ErrStopped) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled))
 }
 
-// proposeCode maps a Propose error to the status answered.
+// proposeCode maps a Propose error to the status answered: 57 or 58 as
+// replication.Transient classifies it, CannotAppendMessage (4010) for
+// anything else.
 func proposeCode(err error) uint32 {
-	switch {
-	case errors.Is(err, replication.ErrOutcomeUnknown), errors.Is(err, errInFlight):
-		return wire.ErrTransientNotCommitted.Code
-	case errors.Is(err, errReplaying), errors.Is(err, errPurgePending):
-		return wire.ErrTransientNotAccepted.Code
-	case errors.Is(err, replication.ErrNotLeader), errors.Is(err, replication.ErrProposalDropped),
-		errors.Is(err, replication.ErrProposalLost), errors.Is(err, replication.ErrUnknownGroup),
-		errors.Is(err, replication.ErrGroupRemoved), errors.Is(err, replication.ErrStopped),
-		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return wire.ErrTransientNotAccepted.Code
+	if code, ok := replication.Transient(err); ok {
+		return code
 	}
 	return wire.ErrCannotAppendMessage.Code
 }

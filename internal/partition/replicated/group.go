@@ -109,6 +109,7 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 	ctx, cancel := context.WithTimeout(ctx, groupOpTimeout)
 	defer cancel()
 	err = s.r.AddGroup(ctx, rep.group, replication.GroupOptions{
+		Machine: rep,
 		Voters:  rep.voters,
 		Storage: stamp,
 		Prepare: rep.prepare,

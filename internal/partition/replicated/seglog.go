@@ -81,7 +81,7 @@ type segLog struct {
 	buf   []*raftpb.Entry
 	// reads counts batches read back from the segment; keptWhole counts
 	// batches kept whole (State).
-	reads atomic.Uint64
+	reads     atomic.Uint64
 	keptWhole atomic.Uint64
 }
 

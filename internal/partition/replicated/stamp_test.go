@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -213,6 +214,11 @@ func TestProposeCode(t *testing.T) {
 		{context.DeadlineExceeded, wire.ErrTransientNotAccepted.Code},
 		{errors.Join(replication.ErrOutcomeUnknown, context.DeadlineExceeded), wire.ErrTransientNotCommitted.Code},
 		{errBadEntry, wire.ErrCannotAppendMessage.Code},
+		{fmt.Errorf("propose: %w", errInFlight), wire.ErrTransientNotCommitted.Code},
+		{fmt.Errorf("propose: %w", errReplaying), wire.ErrTransientNotAccepted.Code},
+		{fmt.Errorf("propose: %w", errPurgePending), wire.ErrTransientNotAccepted.Code},
+		{replication.ErrStopped, wire.ErrTransientNotAccepted.Code},
+		{fmt.Errorf("%w: %w", replication.ErrOutcomeUnknown, replication.ErrStopped), wire.ErrTransientNotCommitted.Code},
 	} {
 		if got := proposeCode(c.err); got != c.code {
 			t.Fatalf("%v: %d, want %d", c.err, got, c.code)
