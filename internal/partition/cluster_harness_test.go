@@ -70,6 +70,9 @@ type testReplicator struct {
 	h      *replication.Host
 	self   replication.NodeID
 	voters []replication.NodeID
+	// noCompact refuses every compaction (a node stopped before its
+	// compaction ran).
+	noCompact bool
 }
 
 func (r *testReplicator) host() *replication.Host {
@@ -96,6 +99,9 @@ func (r *testReplicator) WaitFor(ctx context.Context, id replication.GroupID, co
 	return r.host().WaitFor(ctx, id, cond)
 }
 func (r *testReplicator) CompactTo(ctx context.Context, id replication.GroupID, index uint64, data []byte) error {
+	if r.noCompact {
+		return errors.New("compaction refused by the test")
+	}
 	return r.host().CompactTo(ctx, id, index, data)
 }
 

@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/raft/v3"
-	"go.etcd.io/raft/v3/raftpb"
-
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/encryption"
 	"github.com/iggo-dev/iggo/internal/partition/replicated"
@@ -504,14 +501,6 @@ func TestClusterOffsetsAndLifecycle(t *testing.T) {
 	}
 }
 
-// noCompactLog refuses snapshots as out of date, so a compaction of it
-// never happens (a node stopped before its compaction ran).
-type noCompactLog struct{ replication.LogStorage }
-
-func (noCompactLog) CreateSnapshot(uint64, *raftpb.ConfState, []byte) (*raftpb.Snapshot, error) {
-	return nil, raft.ErrSnapOutOfDate
-}
-
 // TestClusterBootstrapCompactedAfterEarlyStop: a node whose new group's
 // bootstrap entries were not compacted before it stopped compacts them
 // after its next start.
@@ -520,9 +509,9 @@ func TestClusterBootstrapCompactedAfterEarlyStop(t *testing.T) {
 	kept := replication.NewMemoryLog()
 	voters := []replication.NodeID{0}
 	g := GroupID(clusterRef, 0)
-	start := func(st replication.LogStorage) (*Plane, *testNode) {
-		r := &testReplicator{self: 0, voters: voters}
-		logs := func(string) (replication.LogStorage, error) { return st, nil }
+	start := func(compact bool) (*Plane, *testNode) {
+		r := &testReplicator{self: 0, voters: voters, noCompact: !compact}
+		logs := func(string) (replication.LogStorage, error) { return kept, nil }
 		p := newClusterPlane(t, dir, r, logs, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
 		startHost(t, newTestNet(), r, voters)
 		if err := p.CreatePartitions(clusterRef, []uint32{0}); err != nil {
@@ -538,12 +527,12 @@ func TestClusterBootstrapCompactedAfterEarlyStop(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, nd := start(noCompactLog{kept})
+	p, nd := start(false)
 	stop(p, nd)
 	if first, _ := kept.FirstIndex(); first != 1 {
 		t.Fatalf("compacted although refused: first index %d", first)
 	}
-	p, nd = start(kept)
+	p, nd = start(true)
 	eventually(t, 5*time.Second, "bootstrap compaction after the restart", func() bool { first, _ := kept.FirstIndex(); return first >= 2 })
 	stop(p, nd)
 }
