@@ -3,11 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 
-	"github.com/zeebo/xxh3"
-
-	"github.com/iggo-dev/iggo/internal/encryption"
 	"github.com/iggo-dev/iggo/internal/storage"
 )
 
@@ -30,47 +26,6 @@ import (
 // decides (openCrypt): encrypted records with encryption disabled, or
 // under another key's fingerprint, stop the partition with a KeyError,
 // and the broker refuses to start (Plane.KeyError).
-
-// partCrypt is the encryption state of one open partition; a partition
-// without one has no encrypted records.
-type partCrypt struct {
-	cipher *encryption.Cipher
-	// tag is keyTag(cipher) (cluster mode: replicated batches carry it).
-	tag uint8
-	// marker is the path of the partition's marker file.
-	marker string
-	// plainBefore: records whose base offset is below it are stored
-	// plaintext.
-	plainBefore atomic.Uint64
-}
-
-// planeCrypt is the plane's encryption state.
-type planeCrypt struct {
-	// keyErrs are the partitions stopped by a KeyError; guarded by
-	// Plane.mu.
-	keyErrs []error
-}
-
-// KeyError is a partition whose stored records cannot be read with the
-// configured system.encryption settings. The partition is stopped, never
-// served as ciphertext.
-type KeyError struct {
-	// Dir is the partition directory.
-	Dir string
-	// Stored is the fingerprint of the key its records were written with.
-	Stored string
-	// Configured is the configured key's fingerprint, empty when
-	// encryption is disabled.
-	Configured string
-}
-
-// Error is one line naming the key, the path and what to do.
-func (e *KeyError) Error() string {
-	if e.Configured == "" {
-		return fmt.Sprintf("system.encryption.key: partition data at %s is encrypted (key fingerprint %s) but system.encryption.enabled is false; start with encryption enabled and the key it was written with", e.Dir, e.Stored)
-	}
-	return fmt.Sprintf("system.encryption.key: partition data at %s was encrypted with another key (fingerprint %s, the configured key's is %s); start with the key it was written with", e.Dir, e.Stored, e.Configured)
-}
 
 // KeyError reports the partitions that were stopped because their data
 // does not match the encryption settings (one line: the first, and how
@@ -130,13 +85,4 @@ func (p *Plane) resetCrypt(part *partition) error {
 	}
 	c.plainBefore.Store(0)
 	return nil
-}
-
-// keyTag is a one-byte tag of c's key fingerprint, never 0 (0 marks a
-// plaintext batch in a partition log entry): a replica checks that the
-// leader sealed a batch with the key it holds itself. A key on one side
-// only, and most other keys, differ in the tag; a batch whose tag matches
-// is opened once more (segLog.verify), which catches the rest.
-func keyTag(c *encryption.Cipher) uint8 {
-	return uint8(xxh3.HashString(c.Fingerprint())%255) + 1
 }

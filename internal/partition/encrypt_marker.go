@@ -171,3 +171,24 @@ func openCrypt(dir string, c *encryption.Cipher, log *storage.Partition, lg *slo
 	pc.plainBefore.Store(next)
 	return pc, nil
 }
+
+// KeyError is a partition whose stored records cannot be read with the
+// configured system.encryption settings. The partition is stopped, never
+// served as ciphertext.
+type KeyError struct {
+	// Dir is the partition directory.
+	Dir string
+	// Stored is the fingerprint of the key its records were written with.
+	Stored string
+	// Configured is the configured key's fingerprint, empty when
+	// encryption is disabled.
+	Configured string
+}
+
+// Error is one line naming the key, the path and what to do.
+func (e *KeyError) Error() string {
+	if e.Configured == "" {
+		return fmt.Sprintf("system.encryption.key: partition data at %s is encrypted (key fingerprint %s) but system.encryption.enabled is false; start with encryption enabled and the key it was written with", e.Dir, e.Stored)
+	}
+	return fmt.Sprintf("system.encryption.key: partition data at %s was encrypted with another key (fingerprint %s, the configured key's is %s); start with the key it was written with", e.Dir, e.Stored, e.Configured)
+}

@@ -73,15 +73,3 @@ func (p *Plane) fillDecrypted(r *pollReply, part *partition, exts []storage.Exte
 	}
 	return end - 1, n, nil
 }
-
-// readExtent reads the stored bytes of e into r.rec.
-func (r *pollReply) readExtent(e *storage.Extent) ([]byte, error) {
-	if int64(cap(r.rec)) < e.Len {
-		r.rec = make([]byte, e.Len)
-	}
-	b := r.rec[:e.Len]
-	if _, err := e.ReadAt(b, 0); err != nil {
-		return nil, fmt.Errorf("read stored records: %w", err)
-	}
-	return b, nil
-}

@@ -9,27 +9,6 @@ import (
 	"github.com/iggo-dev/iggo/internal/replication"
 )
 
-// mode is what differs between a single node and a cluster member at the
-// level of the plane: how a partition's committer is made and unmade.
-// Everything a write does goes through the partition's commit.Committer.
-type mode interface {
-	// held reports whether storage keeps appended records invisible
-	// until revealed (storage.Options.Held: a replicated log reveals
-	// committed records only).
-	held() bool
-	// open returns the committer of a partition CreatePartitions has just
-	// opened (Plane.mu held; it must not block).
-	open(t catalog.TopicRef, part *partition) commit.Committer
-	// drop forgets the committers of partitions being deleted, before
-	// their files go.
-	drop(t catalog.TopicRef, ids []uint32)
-	// await waits until the purges and offset deletions wanted by the
-	// given partitions have applied here (catalog.Awaiter).
-	await(ctx context.Context, t catalog.TopicRef, ids []uint32) error
-	// close ends the mode's goroutines (Plane.Close).
-	close()
-}
-
 // localMode is the single-node mode: writes apply to storage directly.
 type localMode struct{ p *Plane }
 

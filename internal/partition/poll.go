@@ -3,9 +3,7 @@ package partition
 import (
 	"encoding/binary"
 	"errors"
-	"io"
 	"math"
-	"sync"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/dispatch"
@@ -13,90 +11,6 @@ import (
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
-
-// maxRetainedRecordBuf bounds the edge-record buffer a pooled pollReply
-// keeps between polls.
-const maxRetainedRecordBuf = 4 << 20
-
-// pollReply is a poll answer: head (the 16-byte prefix plus a first
-// record sliced in memory) is the in-memory body; the Tail is the run of
-// whole stored records (file extents, sent as they are) followed by a
-// last record sliced in memory. It implements dispatch.Tail.
-type pollReply struct {
-	head []byte
-	mids []storage.Extent
-	post []byte
-	rr   storage.ReadResult
-	rec  []byte
-	n    int64
-}
-
-var pollReplies = sync.Pool{New: func() any { return new(pollReply) }}
-
-func getPollReply() *pollReply { return pollReplies.Get().(*pollReply) }
-
-// Len implements dispatch.Tail.
-func (r *pollReply) Len() int64 { return r.n }
-
-// WriteTo implements dispatch.Tail.
-func (r *pollReply) WriteTo(w io.Writer) (int64, error) {
-	var total int64
-	for i := range r.mids {
-		n, err := r.mids[i].WriteTo(w)
-		total += n
-		if err != nil {
-			return total, err
-		}
-	}
-	if len(r.post) > 0 {
-		n, err := w.Write(r.post)
-		total += int64(n)
-		if err != nil {
-			return total, err
-		}
-	}
-	return total, nil
-}
-
-// Release implements dispatch.Tail: it unpins the segments and returns
-// the reply to its pool.
-func (r *pollReply) Release() {
-	r.rr.Release()
-	clear(r.mids)
-	r.mids = r.mids[:0]
-	r.head = r.head[:0]
-	r.post = r.post[:0]
-	if cap(r.rec) > maxRetainedRecordBuf {
-		r.rec = nil
-	}
-	if cap(r.head) > maxRetainedRecordBuf {
-		r.head = nil // a decrypted reply (encrypt_poll.go)
-	}
-	r.n = 0
-	pollReplies.Put(r)
-}
-
-// readRecord reads the whole stored record at log position pos of e into
-// r.rec and returns it as a batch view.
-func (r *pollReply) readRecord(e *storage.Extent, pos int64) (wire.Batch, error) {
-	var hdr [wire.BatchHeaderSize]byte
-	if _, err := e.ReadAt(hdr[:], pos-e.Pos); err != nil {
-		return wire.Batch{}, err
-	}
-	l := binary.LittleEndian.Uint64(hdr[wire.BatchOffLength:])
-	if l < wire.BatchHeaderSize || int64(l) > e.Pos+e.Len-pos {
-		return wire.Batch{}, wire.ErrInvalidCommand
-	}
-	if uint64(cap(r.rec)) < l {
-		r.rec = make([]byte, l)
-	}
-	rec := r.rec[:l]
-	if _, err := e.ReadAt(rec, pos-e.Pos); err != nil {
-		return wire.Batch{}, err
-	}
-	v, _, err := wire.ParseBatch(rec)
-	return v, err
-}
 
 // currentOffset is C of semantics.md §4.2: the last committed offset, 0
 // when the partition is empty.

@@ -66,3 +66,16 @@ func (s *Set) Await(ctx context.Context, t catalog.TopicRef, ids []uint32) error
 	}
 	return nil
 }
+
+// awaitQueued waits (up to proposeTimeout) until the purge and offset
+// deletions wanted for rep (metadata commands applied here) have applied
+// here; false when they have not. A send that follows a purge's reply
+// therefore lands after the purge, never before it.
+func (s *Set) awaitQueued(ctx context.Context, rep *Replica) bool {
+	if !s.pending(rep) {
+		return true
+	}
+	ctx, cancel := s.bound(ctx, proposeTimeout)
+	defer cancel()
+	return s.awaitSettled(ctx, func() bool { return !s.pending(rep) }) == nil
+}

@@ -167,13 +167,6 @@ func (s *Set) awaitLeader(ctx context.Context, g replication.GroupID) uint32 {
 	return 0
 }
 
-// bound returns ctx limited to d and ended when the set closes.
-func (s *Set) bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	stop := context.AfterFunc(s.ops.ctx, cancel)
-	return ctx, func() { stop(); cancel() }
-}
-
 // propose proposes e to group g and waits for its apply on this node.
 func (s *Set) propose(ctx context.Context, g replication.GroupID, e *entry) applyResult {
 	nonce, ch := s.wait()

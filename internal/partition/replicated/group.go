@@ -3,7 +3,6 @@ package replicated
 import (
 	"context"
 	"errors"
-	"io"
 	"path/filepath"
 	"time"
 
@@ -162,12 +161,28 @@ func (s *Set) Drop(t catalog.TopicRef, ids []uint32) {
 	}
 }
 
-// closeStorage closes a log storage that holds files.
-func closeStorage(st replication.LogStorage) {
-	if c, ok := st.(io.Closer); ok {
-		_ = c.Close()
-	}
-}
-
 // raftDir is the raft log directory of a partition directory.
 func raftDir(partitionDir string) string { return filepath.Join(partitionDir, raftDirName) }
+
+// Close cancels the lifecycle worker's operation and the proposals still
+// waiting, drops what is queued, and waits for the worker, the keeper and
+// the background proposals to end. The host's groups are left to the
+// host's own Close.
+func (s *Set) Close() {
+	s.ops.close()
+	s.stopKeeper()
+	s.bg.Wait()
+}
+
+// Hold queues a wait for release on the lifecycle worker: what is queued
+// after it (group starts and removals, compactions) runs once release is
+// closed or the set closes. Tests use it to keep a compaction from
+// running.
+func (s *Set) Hold(release <-chan struct{}) {
+	s.ops.push(func(ctx context.Context) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+	})
+}

@@ -3,7 +3,6 @@ package replicated
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/replication"
@@ -33,16 +32,6 @@ const (
 	// failure and then once per this many rounds.
 	keeperWarnEvery = 10
 )
-
-// keeper is the state of the plane's keeper goroutine.
-type keeper struct {
-	mu      sync.Mutex
-	running bool // guarded by mu
-	closed  bool // guarded by mu
-	// wake is a kick pending for the running goroutine (capacity 1).
-	wake chan struct{}
-	wg   sync.WaitGroup
-}
 
 // kickKeeper starts the keeper, or wakes it when it runs.
 func (s *Set) kickKeeper() {

@@ -76,16 +76,3 @@ func (q *opQueue) close() {
 	q.cancel()
 	q.drain()
 }
-
-// Hold queues a wait for release on the lifecycle worker: what is queued
-// after it (group starts and removals, compactions) runs once release is
-// closed or the set closes. Tests use it to keep a compaction from
-// running.
-func (s *Set) Hold(release <-chan struct{}) {
-	s.ops.push(func(ctx context.Context) {
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-	})
-}

@@ -1,7 +1,6 @@
 package replicated
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 
@@ -51,10 +49,8 @@ import (
 // first index, neither re-applies what came before it nor wants that
 // purge again.
 
-const (
-	purgeFileName  = "raft-purge"
-	proposeTimeout = 5 * time.Second
-)
+// purgeFileName is the purge record's file in the partition directory.
+const purgeFileName = "raft-purge"
 
 // wantDeletes records that rep wants the offsets of groups deleted.
 func (cl *Set) wantDeletes(rep *Replica, groups ...uint32) {
@@ -289,17 +285,4 @@ func writePurgeRecord(dir string, r purgeRecord) error {
 		return fmt.Errorf("write purge record: %w", err)
 	}
 	return nil
-}
-
-// awaitQueued waits (up to proposeTimeout) until the purge and offset
-// deletions wanted for rep (metadata commands applied here) have applied
-// here; false when they have not. A send that follows a purge's reply
-// therefore lands after the purge, never before it.
-func (s *Set) awaitQueued(ctx context.Context, rep *Replica) bool {
-	if !s.pending(rep) {
-		return true
-	}
-	ctx, cancel := s.bound(ctx, proposeTimeout)
-	defer cancel()
-	return s.awaitSettled(ctx, func() bool { return !s.pending(rep) }) == nil
 }

@@ -135,3 +135,6 @@ func (r *requests) inFlight(key commit.Key) bool {
 	_, ok := r.inLog[key]
 	return ok
 }
+
+// inflightUnbound marks a key accepted by raft but not yet appended.
+const inflightUnbound = ^uint64(0)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -698,5 +699,12 @@ func (c *entryCache) dropFront() {
 	c.first++
 	if len(c.ents) == 0 {
 		c.ents = nil
+	}
+}
+
+// closeStorage closes a log storage that holds files.
+func closeStorage(st replication.LogStorage) {
+	if c, ok := st.(io.Closer); ok {
+		_ = c.Close()
 	}
 }

@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
-	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/replication"
-	"github.com/iggo-dev/iggo/internal/storage"
 )
 
 // Replicator is what a Set needs of the replication host
@@ -36,6 +34,10 @@ type Replicator interface {
 	// snapshot there (Host.CompactTo).
 	CompactTo(ctx context.Context, id replication.GroupID, index uint64, data []byte) error
 }
+
+// proposeTimeout bounds one proposal of a write, a purge or an offset
+// deletion, and a write's wait for the purges and deletions before it.
+const proposeTimeout = 5 * time.Second
 
 // groupPartitionBits is the width of the partition id in a GroupID.
 const groupPartitionBits = 24
@@ -67,34 +69,6 @@ type Options struct {
 	// a group's start asks it which consumer groups were deleted
 	// (catalog.GroupHistory).
 	Catalog func() catalog.Topics
-}
-
-// Local is what a replica needs of its partition besides the storage: the
-// plane's encryption and traffic state, and its one purge.
-type Local interface {
-	// Sealing returns this node's key tag for the partition and the
-	// offset from which it stores sealed batches; a plaintext partition
-	// answers 0 and the largest offset.
-	Sealing() (tag uint8, from uint64)
-	// VerifySealed checks that a sealed batch opens with this node's key.
-	VerifySealed(rec []byte) error
-	// Purge removes the partition's messages and consumer offsets (and
-	// resets its encryption marker).
-	Purge() error
-	// Counted records an append of msgs messages in bytes bytes (err:
-	// it failed).
-	Counted(err error, msgs uint32, bytes int)
-}
-
-// Partition is the local partition a replica stores into.
-type Partition struct {
-	ID  uint32
-	Dir string
-	// Log is the partition's storage, opened in storage's Held mode.
-	Log *storage.Partition
-	// Window is the partition's duplicate window.
-	Window *commit.Window
-	Local  Local
 }
 
 // Set is the replicated partitions of one plane: one Replica per
@@ -193,16 +167,6 @@ func New(r Replicator, opts Options) *Set {
 	return s
 }
 
-// Close cancels the lifecycle worker's operation and the proposals still
-// waiting, drops what is queued, and waits for the worker, the keeper and
-// the background proposals to end. The host's groups are left to the
-// host's own Close.
-func (s *Set) Close() {
-	s.ops.close()
-	s.stopKeeper()
-	s.bg.Wait()
-}
-
 // catalog returns the metadata plane's topics, or nil.
 func (s *Set) catalog() catalog.Topics {
 	if s.opts.Catalog == nil {
@@ -267,3 +231,20 @@ func (b *bufPool) put(buf *[]byte) {
 
 // Replica returns the replica of group g, or nil.
 func (s *Set) Replica(g replication.GroupID) *Replica { return s.replicaOf(g) }
+
+// bound returns ctx limited to d and ended when the set closes.
+func (s *Set) bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	stop := context.AfterFunc(s.ops.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// keeper is the state of the plane's keeper goroutine.
+type keeper struct {
+	mu      sync.Mutex
+	running bool // guarded by mu
+	closed  bool // guarded by mu
+	// wake is a kick pending for the running goroutine (capacity 1).
+	wake chan struct{}
+	wg   sync.WaitGroup
+}

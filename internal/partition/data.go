@@ -1,0 +1,188 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/partition/commit"
+	"github.com/iggo-dev/iggo/internal/storage"
+)
+
+var _ catalog.Data = (*Plane)(nil)
+
+// CreatePartitions implements catalog.Data: it opens (creating or
+// recovering) the partitions' logs. Existing open partitions are left as
+// they are. A partition whose data is corrupt is kept stopped (logged,
+// requests to it fail) and is not an error, so start-up continues.
+func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return storage.ErrClosed
+	}
+	tp := p.topics[t.Incarnation]
+	if tp == nil {
+		tp = &topic{ref: t, dir: p.TopicDir(t), parts: map[uint32]*partition{}, unopened: map[uint32]struct{}{}}
+		p.topics[t.Incarnation] = tp
+	}
+	tp.ref.Settings = t.Settings
+	var errs []error
+	for _, id := range ids {
+		if part, ok := tp.parts[id]; ok {
+			// Open already (a metadata snapshot restored): a purge it
+			// names may be new.
+			if part.commit != nil {
+				part.commit.WantPurge(t.PurgedAt)
+			}
+			continue
+		}
+		part := &partition{id: id, dir: p.PartitionDir(t, id), window: commit.NewWindow(p.opts.WindowClients)}
+		log, err := storage.Open(part.dir, p.storageOptions(t.Settings, id))
+		if err != nil {
+			if errors.Is(err, storage.ErrCorrupt) {
+				p.log.Error("partition stopped: its data is corrupt and will not be served",
+					"stream", t.StreamID, "topic", t.TopicID, "partition", id, "dir", part.dir, "err", err)
+				part.broken = err
+				tp.parts[id] = part
+				continue
+			}
+			errs = append(errs, fmt.Errorf("open partition %d/%d/%d: %w", t.StreamID, t.TopicID, id, err))
+			tp.unopened[id] = struct{}{}
+			continue
+		}
+		if !p.attachCrypt(tp, part, log, &errs) {
+			continue
+		}
+		delete(tp.unopened, id)
+		part.log = log
+		tp.parts[id] = part
+		part.commit = p.mode.open(tp.ref, part)
+		part.commit.WantPurge(t.PurgedAt)
+	}
+	return errors.Join(errs...)
+}
+
+// DeletePartitions implements catalog.Data: it closes the partitions and
+// removes their data and offsets.
+func (p *Plane) DeletePartitions(t catalog.TopicRef, ids []uint32) error {
+	p.mode.drop(t, ids)
+	p.mu.Lock()
+	tp := p.topics[t.Incarnation]
+	var victims []*partition
+	for _, id := range ids {
+		if tp != nil {
+			delete(tp.unopened, id)
+			if part, ok := tp.parts[id]; ok {
+				victims = append(victims, part)
+				delete(tp.parts, id)
+			}
+		}
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, part := range victims {
+		if part.log != nil {
+			if err := part.log.Close(); err != nil && !errors.Is(err, storage.ErrClosed) {
+				p.log.Warn("close deleted partition", "dir", part.dir, "err", err)
+			}
+		}
+	}
+	for _, id := range ids {
+		if err := os.RemoveAll(p.PartitionDir(t, id)); err != nil {
+			errs = append(errs, fmt.Errorf("remove partition %d: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DeleteTopic implements catalog.Data: it closes every partition of the
+// topic incarnation and removes its directory (and the stream directory
+// when it becomes empty).
+func (p *Plane) DeleteTopic(t catalog.TopicRef) error {
+	p.mu.Lock()
+	tp := p.topics[t.Incarnation]
+	delete(p.topics, t.Incarnation)
+	p.mu.Unlock()
+	if tp != nil {
+		ids := make([]uint32, 0, len(tp.parts))
+		for id := range tp.parts {
+			ids = append(ids, id)
+		}
+		p.mode.drop(t, ids)
+		for _, part := range tp.parts {
+			if part.log != nil {
+				if err := part.log.Close(); err != nil && !errors.Is(err, storage.ErrClosed) {
+					p.log.Warn("close deleted partition", "dir", part.dir, "err", err)
+				}
+			}
+		}
+	}
+	if err := os.RemoveAll(p.TopicDir(t)); err != nil {
+		return fmt.Errorf("remove topic %d/%d: %w", t.StreamID, t.TopicID, err)
+	}
+	p.removeIfEmpty(filepath.Join(p.opts.Dir, strconv.FormatUint(uint64(t.StreamID), 10), topicsDirName))
+	p.removeIfEmpty(filepath.Join(p.opts.Dir, strconv.FormatUint(uint64(t.StreamID), 10)))
+	return nil
+}
+
+// removeIfEmpty removes an empty directory; anything else is left alone.
+func (p *Plane) removeIfEmpty(dir string) {
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return // not empty, or busy: fine
+	}
+}
+
+// PurgeTopic implements catalog.Data: every partition of the topic loses
+// its messages and consumer offsets; offsets restart at 0. In cluster mode
+// the purge goes through each partition's raft log (replicated/purge.go).
+func (p *Plane) PurgeTopic(t catalog.TopicRef) error {
+	var errs []error
+	for _, part := range p.topicParts(t) {
+		if part.commit != nil {
+			errs = append(errs, part.commit.Purge(t.PurgedAt))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DeleteSegments implements catalog.Data: it removes the oldest count
+// sealed segments of one partition. An unknown partition is not an error
+// (idempotence); the metadata plane checks existence.
+func (p *Plane) DeleteSegments(t catalog.TopicRef, partitionID uint32, count uint32) error {
+	part := p.lookup(t.Incarnation, partitionID)
+	if part == nil || part.commit == nil {
+		return nil
+	}
+	return part.commit.DeleteSegments(int(min(count, 1<<30)))
+}
+
+// DeleteGroupOffsets implements catalog.Data: the group's offsets are
+// removed from every partition of the topic.
+func (p *Plane) DeleteGroupOffsets(t catalog.TopicRef, group uint32) error {
+	var errs []error
+	for _, part := range p.topicParts(t) {
+		if part.commit != nil {
+			errs = append(errs, part.commit.DeleteGroupOffsets(group))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// PartitionStats implements catalog.Data.
+func (p *Plane) PartitionStats(t catalog.TopicRef, partitionID uint32) catalog.PartitionStats {
+	part := p.lookup(t.Incarnation, partitionID)
+	if part == nil || part.log == nil {
+		return catalog.PartitionStats{}
+	}
+	st := part.log.Stats()
+	out := catalog.PartitionStats{Messages: st.Messages, SizeBytes: st.Bytes, Segments: uint32(st.Segments)}
+	if st.NextOffset > 0 {
+		out.CurrentOffset = st.NextOffset - 1
+	}
+	return out
+}

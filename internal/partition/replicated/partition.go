@@ -1,0 +1,34 @@
+package replicated
+
+import (
+	"github.com/iggo-dev/iggo/internal/partition/commit"
+	"github.com/iggo-dev/iggo/internal/storage"
+)
+
+// Local is what a replica needs of its partition besides the storage: the
+// plane's encryption and traffic state, and its one purge.
+type Local interface {
+	// Sealing returns this node's key tag for the partition and the
+	// offset from which it stores sealed batches; a plaintext partition
+	// answers 0 and the largest offset.
+	Sealing() (tag uint8, from uint64)
+	// VerifySealed checks that a sealed batch opens with this node's key.
+	VerifySealed(rec []byte) error
+	// Purge removes the partition's messages and consumer offsets (and
+	// resets its encryption marker).
+	Purge() error
+	// Counted records an append of msgs messages in bytes bytes (err:
+	// it failed).
+	Counted(err error, msgs uint32, bytes int)
+}
+
+// Partition is the local partition a replica stores into.
+type Partition struct {
+	ID  uint32
+	Dir string
+	// Log is the partition's storage, opened in storage's Held mode.
+	Log *storage.Partition
+	// Window is the partition's duplicate window.
+	Window *commit.Window
+	Local  Local
+}
