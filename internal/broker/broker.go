@@ -7,9 +7,9 @@
 // facade over it; internal tests use its options to inject a clock (and
 // its timers), cheap password hashing and consumer-group membership. In
 // cluster mode it also builds the replication node from [cluster]
-// (cluster_node.go) and gives each raft group its state machine: the
-// metadata store's (metadata_machine.go) and, for partition planes that
-// give none, a router to the partition plane (partition_machine.go).
+// (cluster_node.go) and gives the metadata group its state machine
+// (metadata_machine.go); each partition group's machine is the partition
+// plane's replica of it (internal/partition/replicated).
 package broker
 
 import (

@@ -70,36 +70,33 @@
 // Plane.KeyError makes the broker refuse to start. See encrypt.go and
 // docs/ENCRYPTION.md.
 //
-// # Cluster mode
+// # Writes: one commit seam
 //
-// With Options.Replicator set, every partition is one raft group on the
-// replication host, id GroupID(topic, partition) = incarnation<<24 |
-// partition id (cluster*.go, docs/CLUSTER.md §6). catalog.Data calls may
-// run on the host's loop, so group creation (CreatePartitions) and
-// removal (DeletePartitions, DeleteTopic) are queued to one worker
-// goroutine and run in order, and purges and group-offset deletions are
-// only recorded as wanted, for the keeper goroutine of the group's leader
-// to propose (cluster_purge.go, cluster_keeper.go); nothing the plane
-// calls from the loop (ApplyReplicated, SnapshotReplicated,
-// RestoreReplicated, the Prepare hook and the wrapped log storage) blocks
-// on the host.
+// Every write of a partition goes through its commit.Committer
+// (internal/partition/commit): the handlers resolve the target, validate
+// the request (one validation per command: fitsRecord for a batch, the
+// offset checks as commit.Write.Check), seal an encrypted batch once
+// (encrypt_send.go), hand the Write to the partition's committer and
+// encode the one reply from the commit.Outcome. What differs between a
+// single node and a cluster member is the mode (mode.go): it makes each
+// partition's committer when the partition opens and forgets it when the
+// partition goes, and the plane never asks which mode it runs in.
 //
-// Writes are accepted by the group's leader only (58 elsewhere). The
-// leader proposes a small header plus the batch as received; the group's
-// Prepare hook stamps it on the loop, in log order, from the stamping
-// tail (the end of the last batch in the raft log, committed or not,
-// tracked by wrapping the log storage), so offsets never depend on apply
-// timing and every replica stores the same bytes. Apply, on every node in
-// commit order, stores the stamped record unchanged
-// (storage.Partition.AppendStamped), updates the duplicate window and
-// hands the result to the proposing handler by nonce. A retry of a
-// committed request on a new leader is therefore an empty success, never
-// a second append; a retry whose earlier copy is still unapplied in the
-// log is answered 57 until that copy's fate is known. Consumer offsets go
-// through the group too; purge is a log entry (cluster_purge.go);
-// retention and DELETE_SEGMENTS stay local (they never change offsets).
-// Snapshots carry only the partition's position (cluster_snapshot.go: no
-// segment transfer).
+//   - Single node: localCommitter (local.go) appends to storage under the
+//     partition's duplicate window (commit.Window), applies offset writes
+//     with commit.ApplyOffset, and purges, deletes group offsets and
+//     removes segments at once.
+//   - Cluster mode (Options.Replicator set): every partition is one raft
+//     group, and its committer is its replicated.Replica
+//     (internal/partition/replicated), which is also the group's state
+//     machine. Writes are accepted by the group's leader only (58
+//     elsewhere); purges and group-offset deletions become log entries
+//     applied at one position on every replica. The package comment of
+//     internal/partition/replicated describes it.
+//
+// Waits of a write are bounded by the request's connection
+// (session.Conn.Context) and end when the plane closes; background work
+// (the NoAck and auto-commit proposals of a cluster) is joined by Close.
 //
 // # Error choices
 //

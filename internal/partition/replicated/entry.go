@@ -20,7 +20,7 @@ import (
 //	        entryOffsetDelete, entryPurge, entryPurged)
 //	1  u8   version (1)
 //	2  u8   flags (flagWindowed: the request enters the duplicate window;
-//	        flagStored: in the raft log file only, see cluster_seglog.go)
+//	        flagStored: in the raft log file only, see seglog.go)
 //	3  u8   key tag of a sealed batch (0: plaintext; see keyTag)
 //	4  u32  origin: replica id of the node that proposed it
 //	8  u64  nonce: the origin's id for its waiting handler
@@ -47,7 +47,7 @@ const (
 	entryOffsetDelete  = 4
 	entryPurge         = 5
 	// entryPurged stands in for a stored batch that a later purge
-	// removed (cluster_seglog.go): it has no effect.
+	// removed (seglog.go): it has no effect.
 	entryPurged = 6
 
 	entryVersion = 1
@@ -84,7 +84,7 @@ type entry struct {
 	base, ts uint64
 	rec      []byte
 	// stored: the record is in the segment files, not in rec (a raft log
-	// header, see cluster_seglog.go); recLen is its length.
+	// header, see seglog.go); recLen is its length.
 	stored bool
 	recLen uint32
 

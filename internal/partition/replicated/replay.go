@@ -32,7 +32,7 @@ import (
 // headers and returns the last index applied and the membership as of
 // that index. The duplicate window starts
 // as the log's snapshot carries it (the window at the snapshot's index;
-// cluster_snapshot_codec.go): the entries the snapshot replaced have no
+// snapshot_codec.go): the entries the snapshot replaced have no
 // header left to replay.
 func (s *Set) replayHeaders(rep *Replica, inner replication.LogStorage) (uint64, *replication.ConfReplay, error) {
 	hs, cs, err := inner.InitialState()
