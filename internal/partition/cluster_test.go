@@ -17,6 +17,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/internal/testutil"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -314,7 +315,7 @@ func TestClusterConcurrentSends(t *testing.T) {
 // so every replica stores the same ciphertext (the segments are the raft
 // log) and serves the same plaintext.
 func TestClusterEncrypted(t *testing.T) {
-	_, nodes := startClusterWith(t, 3, testCipher(t, 1))
+	_, nodes := startClusterWith(t, 3, testutil.Cipher(t, 1))
 	g := GroupID(clusterRef, 0)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })

@@ -16,21 +16,9 @@ import (
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/encryption"
 	"github.com/iggo-dev/iggo/internal/partition/commit"
+	"github.com/iggo-dev/iggo/internal/testutil"
 	"github.com/iggo-dev/iggo/wire"
 )
-
-func testCipher(t *testing.T, seed byte) *encryption.Cipher {
-	t.Helper()
-	key := make([]byte, encryption.KeySize)
-	for i := range key {
-		key[i] = seed + byte(i)
-	}
-	c, err := encryption.New(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // cryptPlane opens a plane over dir with cipher c (nil: disabled) and
 // creates partition 0 of a fixed topic.
@@ -161,7 +149,7 @@ func segmentBytes(t *testing.T, dir string) []byte {
 
 func TestEncryptedPartitionRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	c := testCipher(t, 1)
+	c := testutil.Cipher(t, 1)
 	p, ref := cryptPlane(t, dir, c)
 	sendTo(t, p, ref, labelled(t, "alpha", 4))
 	sendTo(t, p, ref, labelled(t, "beta", 3))
@@ -198,7 +186,7 @@ func TestEncryptedPartitionRoundTrip(t *testing.T) {
 
 func TestEncryptedPartitionRefusedWithoutItsKey(t *testing.T) {
 	dir := t.TempDir()
-	c := testCipher(t, 1)
+	c := testutil.Cipher(t, 1)
 	p, ref := cryptPlane(t, dir, c)
 	sendTo(t, p, ref, labelled(t, "alpha", 2))
 	p.Close()
@@ -209,7 +197,7 @@ func TestEncryptedPartitionRefusedWithoutItsKey(t *testing.T) {
 		want   string
 	}{
 		{"disabled", nil, "system.encryption.key: partition data at " + partDir + " is encrypted (key fingerprint " + c.Fingerprint() + ") but system.encryption.enabled is false"},
-		{"other key", testCipher(t, 2), "system.encryption.key: partition data at " + partDir + " was encrypted with another key (fingerprint " + c.Fingerprint()},
+		{"other key", testutil.Cipher(t, 2), "system.encryption.key: partition data at " + partDir + " was encrypted with another key (fingerprint " + c.Fingerprint()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := cryptPlane(t, dir, tc.cipher)
@@ -237,7 +225,7 @@ func TestEncryptionEnabledOverPlaintext(t *testing.T) {
 	p, ref := cryptPlane(t, dir, nil)
 	sendTo(t, p, ref, labelled(t, "old", 3))
 	p.Close()
-	c := testCipher(t, 1)
+	c := testutil.Cipher(t, 1)
 	p2, _ := cryptPlane(t, dir, c)
 	if err := p2.KeyError(); err != nil {
 		t.Fatal(err)
@@ -285,14 +273,14 @@ func TestEncryptionMarkerDroppedWhenNothingEncrypted(t *testing.T) {
 	sendTo(t, p, ref, labelled(t, "old", 2))
 	p.Close()
 	// Enabled once, nothing written under the key.
-	p2, _ := cryptPlane(t, dir, testCipher(t, 1))
+	p2, _ := cryptPlane(t, dir, testutil.Cipher(t, 1))
 	p2.Close()
 	marker := filepath.Join(p.PartitionDir(ref, 0), markerFileName)
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("marker not written: %v", err)
 	}
 	// Another key: nothing of the first key's is stored, so it is taken.
-	p3, _ := cryptPlane(t, dir, testCipher(t, 2))
+	p3, _ := cryptPlane(t, dir, testutil.Cipher(t, 2))
 	if err := p3.KeyError(); err != nil {
 		t.Fatalf("another key over plaintext only: %v", err)
 	}
@@ -311,7 +299,7 @@ func TestEncryptionMarkerDroppedWhenNothingEncrypted(t *testing.T) {
 
 func TestEncryptedRecordModifiedOnDisk(t *testing.T) {
 	dir := t.TempDir()
-	c := testCipher(t, 1)
+	c := testutil.Cipher(t, 1)
 	p, ref := cryptPlane(t, dir, c)
 	sendTo(t, p, ref, labelled(t, "alpha", 2))
 	if err := p.Flush(); err != nil {
@@ -340,7 +328,7 @@ func TestEncryptedRecordModifiedOnDisk(t *testing.T) {
 
 func TestEncryptedStoredLayout(t *testing.T) {
 	dir := t.TempDir()
-	c := testCipher(t, 1)
+	c := testutil.Cipher(t, 1)
 	p, ref := cryptPlane(t, dir, c)
 	plain := labelled(t, "alpha", 2)
 	sendTo(t, p, ref, plain)

@@ -12,6 +12,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/internal/testutil"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -25,29 +26,13 @@ func newPlane(t *testing.T, dir string) *Plane {
 	return p
 }
 
-func testBatch(t *testing.T, n int) []byte {
-	t.Helper()
-	var b wire.BatchBuilder
-	b.Reset(nil)
-	for i := range n {
-		if err := b.Add(wire.Uint128{Lo: uint64(i + 1)}, 10, []byte("payload"), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out, err := b.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func appendTo(t *testing.T, p *Plane, ref catalog.TopicRef, id uint32, n int) storage.AppendResult {
 	t.Helper()
 	part := p.lookup(ref.Incarnation, id)
 	if part == nil || part.log == nil {
 		t.Fatalf("partition %d not open", id)
 	}
-	res, err := part.log.Append(testBatch(t, n), uint32(n))
+	res, err := part.log.Append(testutil.Batch(t, n), uint32(n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +210,7 @@ func TestPickPartition(t *testing.T) {
 
 func TestBatchFormat(t *testing.T) {
 	f := commit.BatchFormat{PartitionID: 4}
-	rec := testBatch(t, 3)
+	rec := testutil.Batch(t, 3)
 	if n, err := f.RecordLen(rec[:wire.BatchHeaderSize]); err != nil || n != int64(len(rec)) {
 		t.Fatalf("RecordLen %d %v", n, err)
 	}

@@ -92,10 +92,31 @@ func (h *Host) notLeader(g *group) error {
 // to be replicated on each member (raft's Match), and the leader's own
 // last index. Elsewhere it fails with a *NotLeaderError.
 func (h *Host) Progress(ctx context.Context, g GroupID) (match map[NodeID]uint64, last uint64, err error) {
-	type res struct {
+	type progress struct {
 		match map[NodeID]uint64
 		last  uint64
-		err   error
+	}
+	p, err := onLeader(ctx, h, g, func(grp *group) progress {
+		st := grp.rn.Status()
+		m := make(map[NodeID]uint64, len(st.Progress))
+		for id, pr := range st.Progress {
+			m[nodeID(id)] = pr.Match
+		}
+		return progress{match: m, last: st.Progress[raftID(h.cfg.Self)].Match}
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("progress of group %d: %w", g, err)
+	}
+	return p.match, p.last, nil
+}
+
+// onLeader runs fn with group g on the loop when this node leads g and
+// returns what it returns; otherwise it fails with ErrUnknownGroup or a
+// *NotLeaderError.
+func onLeader[T any](ctx context.Context, h *Host, g GroupID, fn func(*group) T) (T, error) {
+	type res struct {
+		v   T
+		err error
 	}
 	c := make(chan res, 1)
 	if err := h.do(ctx, func() {
@@ -103,25 +124,17 @@ func (h *Host) Progress(ctx context.Context, g GroupID) (match map[NodeID]uint64
 		switch {
 		case grp == nil:
 			c <- res{err: ErrUnknownGroup}
-			return
 		case grp.state != raft.StateLeader:
 			c <- res{err: h.notLeader(grp)}
-			return
+		default:
+			c <- res{v: fn(grp)}
 		}
-		st := grp.rn.Status()
-		m := make(map[NodeID]uint64, len(st.Progress))
-		for id, pr := range st.Progress {
-			m[nodeID(id)] = pr.Match
-		}
-		c <- res{match: m, last: st.Progress[raftID(h.cfg.Self)].Match}
 	}); err != nil {
-		return nil, 0, fmt.Errorf("progress of group %d: %w", g, err)
+		var zero T
+		return zero, err
 	}
 	r := <-c
-	if r.err != nil {
-		return nil, 0, fmt.Errorf("progress of group %d: %w", g, r.err)
-	}
-	return r.match, r.last, nil
+	return r.v, r.err
 }
 
 // Groups lists the ids of the groups on this host.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"go.etcd.io/raft/v3"
 )
 
 // catchUpPoll is how often AddMember checks a learner's progress.
@@ -103,30 +101,12 @@ type membership struct {
 // membership reads node id's place in group g on the loop; it fails
 // unless this node leads g.
 func (h *Host) membership(ctx context.Context, g GroupID, id NodeID) (membership, error) {
-	type res struct {
-		m   membership
-		err error
-	}
-	c := make(chan res, 1)
-	if err := h.do(ctx, func() {
-		grp := h.groups[g]
-		switch {
-		case grp == nil:
-			c <- res{err: ErrUnknownGroup}
-			return
-		case grp.state != raft.StateLeader:
-			c <- res{err: h.notLeader(grp)}
-			return
-		}
+	return onLeader(ctx, h, g, func(grp *group) membership {
 		cs, rid := grp.confState, raftID(id)
-		c <- res{m: membership{
+		return membership{
 			voter:   slices.Contains(cs.GetVoters(), rid),
 			learner: slices.Contains(cs.GetLearners(), rid) || slices.Contains(cs.GetLearnersNext(), rid),
 			joint:   len(cs.GetVotersOutgoing()) > 0,
-		}}
-	}); err != nil {
-		return membership{}, err
-	}
-	r := <-c
-	return r.m, r.err
+		}
+	})
 }

@@ -8,29 +8,12 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
-	"github.com/iggo-dev/iggo/internal/encryption"
 	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/internal/testutil"
 	"github.com/iggo-dev/iggo/wire"
 )
-
-// testBatch is an admitted batch record of n messages.
-func testBatch(t *testing.T, n int) []byte {
-	t.Helper()
-	var b wire.BatchBuilder
-	b.Reset(nil)
-	for i := range n {
-		if err := b.Add(wire.Uint128{Lo: uint64(i + 1)}, 10, []byte("payload"), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	batch, err := b.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return batch
-}
 
 // fakeLocal is a partition's plane-side state in tests of a bare log.
 type fakeLocal struct {
@@ -48,20 +31,6 @@ func (l fakeLocal) VerifySealed(rec []byte) error {
 }
 func (fakeLocal) Purge() error               { return nil }
 func (fakeLocal) Counted(error, uint32, int) {}
-
-// testCipher is a cipher with a key derived from seed.
-func testCipher(t *testing.T, seed byte) *encryption.Cipher {
-	t.Helper()
-	key := make([]byte, encryption.KeySize)
-	for i := range key {
-		key[i] = seed + byte(i)
-	}
-	c, err := encryption.New(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // testRef is the topic of the bare replicas.
 var testRef = catalog.TopicRef{StreamID: 1, TopicID: 1, Incarnation: 5, Settings: wire.DefaultTopicSettings()}
@@ -111,7 +80,7 @@ func bareReplica(t *testing.T) *Replica {
 // appendBatch appends a batch of n messages to rep's partition.
 func appendBatch(t *testing.T, rep *Replica, n int) {
 	t.Helper()
-	if _, err := rep.part.Log.Append(testBatch(t, n), uint32(n)); err != nil {
+	if _, err := rep.part.Log.Append(testutil.Batch(t, n), uint32(n)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/replication/raftlog"
 	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/internal/testutil"
 )
 
 // TestSegLogOrphanAfterCompaction: with the log compacted past every
@@ -89,7 +90,7 @@ func TestStampLogSnapshotClearsPurging(t *testing.T) {
 	if err := s.ApplySnapshot(snap); err != nil {
 		t.Fatal(err)
 	}
-	data := (&entry{kind: entrySend, count: 2, rec: testBatch(t, 2)}).encode()
+	data := (&entry{kind: entrySend, count: 2, rec: testutil.Batch(t, 2)}).encode()
 	if _, err := s.prepare(data); err != nil {
 		t.Errorf("prepare after a snapshot replaced the purge: %v", err)
 	}

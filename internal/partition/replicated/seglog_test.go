@@ -13,6 +13,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/replication/raftlog"
 	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/internal/testutil"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -20,7 +21,7 @@ import (
 // leader's Prepare hook leaves it.
 func stampedSend(t *testing.T, base uint64, n int) []byte {
 	t.Helper()
-	rec := testBatch(t, n)
+	rec := testutil.Batch(t, n)
 	v, _, err := wire.ParseBatch(rec)
 	if err != nil {
 		t.Fatal(err)
@@ -386,7 +387,7 @@ func TestSegLogKeyTag(t *testing.T) {
 // stored.
 func TestSegLogKeyCheck(t *testing.T) {
 	f := newSegFixture(t)
-	own, other := testCipher(t, 1), testCipher(t, 9)
+	own, other := testutil.Cipher(t, 1), testutil.Cipher(t, 9)
 	f.seg.local = fakeLocal{tag: 5, from: 0, verify: own.VerifyBatch}
 	sealed := func(c *encryption.Cipher, base uint64, n int) []byte {
 		d := stampedSend(t, base, n)

@@ -13,6 +13,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/internal/testutil"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -23,13 +24,13 @@ func raftEntry(index, term uint64, data []byte) *raftpb.Entry {
 // sendEntry is an encoded send entry already stamped at base.
 func sendEntry(t *testing.T, base uint64, n int) []byte {
 	t.Helper()
-	e := entry{kind: entrySend, count: uint32(n), base: base, ts: 100, rec: testBatch(t, n)}
+	e := entry{kind: entrySend, count: uint32(n), base: base, ts: 100, rec: testutil.Batch(t, n)}
 	return e.encode()
 }
 
 func TestEntryRoundTrip(t *testing.T) {
 	key := commit.Key{Client: wire.Uint128{Lo: 1, Hi: 2}, Request: 3, Hash: 4}
-	rec := testBatch(t, 2)
+	rec := testutil.Batch(t, 2)
 	for _, in := range []entry{
 		{kind: entrySend, windowed: true, origin: 7, nonce: 8, key: key, count: 2, base: 9, ts: 10, rec: rec},
 		{kind: entryOffsetStore, windowed: true, origin: 1, nonce: 2, key: key, consumer: 2, id: 5, offset: 6},
@@ -93,7 +94,7 @@ func TestStampLogTail(t *testing.T) {
 	// Two proposals prepared before any Append: the second follows the first.
 	var datas [][]byte
 	for range 2 {
-		data := (&entry{kind: entrySend, count: 2, rec: testBatch(t, 2)}).encode()
+		data := (&entry{kind: entrySend, count: 2, rec: testutil.Batch(t, 2)}).encode()
 		accepted, err := s.prepare(data)
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +120,7 @@ func TestStampLogTail(t *testing.T) {
 		t.Fatalf("tail %d after two stamps", tail)
 	}
 	// A refused proposal (accepted not called) leaves the tail alone.
-	if _, err := s.prepare((&entry{kind: entrySend, count: 1, rec: testBatch(t, 1)}).encode()); err != nil {
+	if _, err := s.prepare((&entry{kind: entrySend, count: 1, rec: testutil.Batch(t, 1)}).encode()); err != nil {
 		t.Fatal(err)
 	}
 	if tail, _ := s.Tail(); tail != 13 {
@@ -154,7 +155,7 @@ func TestStampLogTail(t *testing.T) {
 	if tail, _ := s.Tail(); tail != 4 {
 		t.Fatalf("tail %d when the log holds no batch, want the partition's 4", tail)
 	}
-	accepted, err := s.prepare((&entry{kind: entrySend, count: 5, rec: testBatch(t, 5)}).encode())
+	accepted, err := s.prepare((&entry{kind: entrySend, count: 5, rec: testutil.Batch(t, 5)}).encode())
 	if err != nil {
 		t.Fatal(err)
 	}
