@@ -95,7 +95,7 @@
 //     internal/partition/replicated describes it.
 //
 // Waits of a write are bounded by the request's connection
-// (session.Conn.Context) and end when the plane closes; background work
+// (session.Conn.Context) and end when the host stops; background work
 // (the NoAck and auto-commit proposals of a cluster) is joined by Close.
 //
 // # Error choices

@@ -44,9 +44,9 @@
 // ApplySnapshot), the Prepare hook and the machine (Apply, Snapshot,
 // Restore); none of them blocks on the host. Request handlers run Commit:
 // they wait for a leader, for the wanted purges before a write, and for
-// their entry's apply (Set.propose), bounded by the request's context,
-// proposeTimeout and the set's close. Three goroutines of the set's own:
-// the lifecycle worker (opqueue.go: AddGroup, RemoveGroup, compactions,
+// their entry's apply (Set.propose), bounded by the request's context and
+// proposeTimeout; the host stopping ends them too. Three goroutines of the
+// set's own: the lifecycle worker (opqueue.go: AddGroup, RemoveGroup, compactions,
 // segment removals, one at a time, only while there is work), the keeper
 // (only while something is wanted), and the proposals of Async writes
 // (NoAck offsets, auto-commit), which Close joins.
