@@ -13,6 +13,9 @@ import (
 	"github.com/iggo-dev/iggo/internal/storage"
 )
 
+// The plane is the metadata plane's catalog.Data: the life of topic
+// incarnations and partitions, purges, segment removals and group-offset
+// deletions, each handed to the partitions' committers.
 var _ catalog.Data = (*Plane)(nil)
 
 // CreatePartitions implements catalog.Data: it opens (creating or
