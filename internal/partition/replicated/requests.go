@@ -128,13 +128,5 @@ func (r *requests) leave(index uint64, data []byte) (commit.Key, bool) {
 	return key, true
 }
 
-// inFlight reports whether key is in the log unapplied (tests).
-func (r *requests) inFlight(key commit.Key) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.inLog[key]
-	return ok
-}
-
 // inflightUnbound marks a key accepted by raft but not yet appended.
 const inflightUnbound = ^uint64(0)

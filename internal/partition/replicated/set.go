@@ -2,7 +2,6 @@ package replicated
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -201,9 +200,6 @@ func (s *Set) leads(g replication.GroupID) bool {
 	l, ok := s.r.Leader(g)
 	return ok && l == s.r.Self()
 }
-
-// errClosed: the set is closed.
-var errClosed = errors.New("partition: the replicated partitions are closed")
 
 // bufPool recycles byte buffers; buffers over maxPooledProposal are
 // left to the garbage collector.
