@@ -241,6 +241,11 @@ func (a *app) topicCmd() *cobra.Command {
 				if parts, err = parseU32("partitions", args[2]); err != nil {
 					return err
 				}
+				if parts == 0 {
+					// The server accepts it, but every send then answers
+					// ResourceNotFound: there is nowhere to store a message.
+					return usagef("partitions 0: a topic needs at least 1 partition to hold messages (add more later with 'iggo partition create')")
+				}
 			}
 			opts, err := cf.options(cmd)
 			if err != nil {
