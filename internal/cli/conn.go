@@ -133,7 +133,7 @@ func (a *app) addClientFlags(cmd *cobra.Command) {
 	a.addOutputFlag(fs)
 	fs.DurationVar(&a.timeout, "timeout", DefaultTimeout, "bound on connecting and on each request; 0 means none")
 	cmd.RegisterFlagCompletionFunc("context", a.completeContexts)
-	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{outputTable, outputJSON}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{outputTable, outputJSON, outputYAML}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // addOutputFlag defines --output.
@@ -141,7 +141,7 @@ func (a *app) addOutputFlag(fs *pflag.FlagSet) {
 	if fs.Lookup("output") != nil {
 		return
 	}
-	fs.StringVarP(&a.output, "output", "o", "table", "output format: table (text) or json")
+	fs.StringVarP(&a.output, "output", "o", "table", "output format: table (text), json or yaml")
 }
 
 // flagLayer returns the connection flags given on the command line.

@@ -267,7 +267,7 @@ func TestPollStrategies(t *testing.T) {
 		{"raw and json", []string{"--raw", "-o", "json"}, ExitUsage, "--raw"},
 		{"zero count", []string{"--count", "0"}, ExitUsage, "--count"},
 		{"bad timestamp", []string{"--timestamp", "yesterday-ish"}, ExitUsage, "--timestamp"},
-		{"bad output", []string{"-o", "yaml"}, ExitUsage, "--output"},
+		{"bad output", []string{"-o", "xml"}, ExitUsage, "--output"},
 		{"partition with group", []string{"--group", "g", "--partition", "0"}, ExitUsage, "--group"},
 		{"unknown partition", []string{"--partition", "5"}, ExitError, "PartitionNotFound"},
 		{"unknown group", []string{"--group", "nobody"}, ExitError, "ConsumerGroupIdNotFound"},

@@ -19,34 +19,53 @@ import (
 const (
 	outputTable = "table"
 	outputJSON  = "json"
+	outputYAML  = "yaml"
 )
 
-// jsonOutput reports whether --output asks for JSON; "text" is accepted
-// as a synonym of "table".
-func (a *app) jsonOutput() (bool, error) {
+// outputFormat returns the format --output names: outputTable ("text"
+// is a synonym), outputJSON or outputYAML ("yml" is a synonym).
+func (a *app) outputFormat() (string, error) {
 	switch strings.ToLower(a.output) {
 	case outputTable, "text", "":
-		return false, nil
+		return outputTable, nil
 	case outputJSON:
-		return true, nil
+		return outputJSON, nil
+	case outputYAML, "yml":
+		return outputYAML, nil
 	}
-	return false, usagef("--output %q: want table or json", a.output)
+	return "", usagef("--output %q: want table, json or yaml", a.output)
 }
 
-// print writes v as indented JSON, or calls table with a tab writer whose
-// columns are aligned when it returns.
+// jsonOutput reports whether --output asks for structured output (JSON
+// or YAML, both written by print from the same JSON view) rather than a
+// table.
+func (a *app) jsonOutput() (bool, error) {
+	f, err := a.outputFormat()
+	return f != outputTable, err
+}
+
+// print writes v as indented JSON or as YAML, or calls table with a tab
+// writer whose columns are aligned when it returns.
 func (a *app) print(cmd *cobra.Command, v any, table func(tw *tabwriter.Writer)) error {
-	js, err := a.jsonOutput()
+	format, err := a.outputFormat()
 	if err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
-	if js {
+	switch format {
+	case outputJSON:
 		data, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(append(data, '\n'))
+		return err
+	case outputYAML:
+		data, err := marshalYAML(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -186,15 +205,6 @@ func printable(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// fmtPayload renders a payload for text output: as is when printable,
-// otherwise Go-quoted.
-func fmtPayload(b []byte) string {
-	if printable(b) {
-		return string(b)
-	}
-	return strconv.Quote(string(b))
 }
 
 // fmtID renders a message id: a UUID when it has the version-4 layout

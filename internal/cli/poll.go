@@ -3,14 +3,10 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/iggo-dev/iggo/client"
 	"github.com/iggo-dev/iggo/wire"
@@ -43,6 +39,7 @@ type pollFlags struct {
 	follow     bool
 	autoCommit bool
 	raw        bool
+	format     string
 	interval   time.Duration
 	cf         consumerFlags
 }
@@ -53,8 +50,15 @@ func (a *app) pollCmd() *cobra.Command {
 		Use:   "poll STREAM TOPIC [--partition N] [--offset N | --first | --last | --next | --timestamp T] [--count N] [--follow]",
 		Short: "Read messages from a topic",
 		Long: `Read messages from a topic and print them: as a table (default), as JSON lines
-(-o json, one object per message), or only the payloads (--raw, each followed
-by a newline).
+(-o json, one object per message), as YAML documents (-o yaml), only the
+payloads (--raw, each followed by a newline), or through a Go template
+(--format, see below).
+
+The table shows at most 100 characters of a payload followed by its
+full size; a payload that is not UTF-8 text is shown as a hex preview and
+one with control characters Go-quoted. -o json, -o yaml and --raw carry the
+full bytes (JSON and YAML as "payload" when it is UTF-8, else as
+"payload_base64").
 
 Where to start in each partition: --offset N, --first (the oldest message),
 --last (the last --count messages), --next (after the stored offset) or
@@ -62,19 +66,32 @@ Where to start in each partition: --offset N, --first (the oldest message),
 as 15m). The default is --next when --consumer or --group is given, else
 --first.
 
-Without --partition a consumer reads every partition of the topic in turn.
-With --group NAME the connection joins the group for as long as the command
+Without --partition a consumer reads every partition of the topic, partition
+by partition: all of partition 0 from the start position, then partition 1,
+and so on (without --follow; with --follow it polls the partitions in turn).
+Messages are not merged by timestamp. With --group NAME the connection joins the group for as long as the command
 runs, reads the partitions the server assigns, and leaves at the end.
 
 --count N prints at most N messages (default 10; with --follow, unlimited).
 Without --follow the command ends when the partitions have nothing more;
 with --follow it waits for new messages until --count is reached or it is
 interrupted (Ctrl-C ends it with exit code 0). --auto-commit stores the
-offset of the last message of every poll for the consumer or group.`,
+offset of the last message of every poll for the consumer or group.
+
+A poll that finds nothing prints nothing on standard output, says so on
+standard error (the partitions, the start position and where the topic's
+messages are) and exits 0.
+
+--format TEMPLATE prints each message through a Go text/template followed
+by a newline. Fields: .Partition .Offset .ID .Timestamp (a time.Time)
+.TimestampMicros .OriginTimestampMicros .Checksum .Size (payload bytes)
+.Headers (a map) .Payload (the bytes as a string); functions: hex, base64,
+quote, json, preview (the table's rendering), trunc N.`,
 		Example: `  iggo poll orders events --partition 0 --offset 0 --count 10
   iggo poll orders events --last --count 5 -o json
   iggo poll orders events --group billing --auto-commit --follow
-  iggo poll logs app --follow --raw`,
+  iggo poll logs app --follow --raw
+  iggo poll orders events --format '{{.Partition}}/{{.Offset}} {{.Timestamp.Format "15:04:05"}} {{.Payload}}'`,
 		Args:              exactArgs(2),
 		RunE:              func(cmd *cobra.Command, args []string) error { return a.runPoll(cmd, args, &f) },
 		ValidArgsFunction: a.completeArgs(argStream, argTopic),
@@ -90,6 +107,7 @@ offset of the last message of every poll for the consumer or group.`,
 	fs.BoolVarP(&f.follow, "follow", "f", false, "keep waiting for new messages")
 	fs.BoolVar(&f.autoCommit, "auto-commit", false, "store the offset of the last message of each poll")
 	fs.BoolVar(&f.raw, "raw", false, "print only the payloads, each followed by a newline")
+	fs.StringVar(&f.format, "format", "", "print each message through this Go template (see above)")
 	fs.DurationVar(&f.interval, "interval", client.DefaultPollInterval, "with --follow, the pause after polls that found nothing")
 	f.cf.register(fs)
 	cmd.RegisterFlagCompletionFunc("group", a.completeGroupFlag)
@@ -114,7 +132,7 @@ type poller struct {
 	lastSync time.Time
 	printed  int
 	out      *bufio.Writer
-	format   func(w *bufio.Writer, partition uint32, m *wire.PolledMessage)
+	format   messageWriter
 }
 
 func (a *app) runPoll(cmd *cobra.Command, args []string, f *pollFlags) error {
@@ -135,12 +153,9 @@ func (a *app) runPoll(cmd *cobra.Command, args []string, f *pollFlags) error {
 	if err != nil {
 		return err
 	}
-	js, err := a.jsonOutput()
+	format, err := a.messageWriter(f)
 	if err != nil {
 		return err
-	}
-	if js && f.raw {
-		return usagef("--raw and --output json exclude each other")
 	}
 	limit := int(f.count)
 	if !fl.Changed("count") && !f.follow {
@@ -159,24 +174,12 @@ func (a *app) runPoll(cmd *cobra.Command, args []string, f *pollFlags) error {
 	defer c.Close()
 	p := &poller{
 		a: a, cmd: cmd, c: c, sid: sid, tid: tid, consumer: consumer, group: group, start: start, limit: limit, f: f,
-		pos: map[uint32]uint64{}, out: bufio.NewWriter(cmd.OutOrStdout()),
-	}
-	switch {
-	case f.raw:
-		p.format = writeRaw
-	case js:
-		p.format = writeJSON
-	default:
-		header := false
-		p.format = func(w *bufio.Writer, partition uint32, m *wire.PolledMessage) {
-			if !header {
-				header = true
-				fmt.Fprintf(w, "%-9s  %-8s  %-27s  %-12s  %s\n", "PARTITION", "OFFSET", "TIMESTAMP", "HEADERS", "PAYLOAD")
-			}
-			writeText(w, partition, m)
-		}
+		pos: map[uint32]uint64{}, out: bufio.NewWriter(cmd.OutOrStdout()), format: format,
 	}
 	err = p.run()
+	if err == nil && p.printed == 0 {
+		p.reportEmpty()
+	}
 	if ferr := p.out.Flush(); err == nil {
 		err = ferr
 	}
@@ -263,6 +266,9 @@ func (p *poller) run() error {
 		}
 		if n > 0 {
 			empty = 0
+			if !p.f.follow {
+				rr-- // partition by partition: stay until it has nothing more
+			}
 			if err := p.out.Flush(); err != nil {
 				return err
 			}
@@ -364,93 +370,12 @@ func (p *poller) pollOnce(part uint32) (int, error) {
 		if p.limit > 0 && p.printed >= p.limit {
 			break
 		}
-		p.format(p.out, part, &m)
+		if err := p.format(p.out, part, &m); err != nil {
+			return n, err
+		}
 		p.pos[part] = m.Offset + 1
 		p.printed++
 		n++
 	}
 	return n, nil
-}
-
-func writeRaw(w *bufio.Writer, _ uint32, m *wire.PolledMessage) {
-	w.Write(m.Payload)
-	w.WriteByte('\n')
-}
-
-func writeText(w *bufio.Writer, partition uint32, m *wire.PolledMessage) {
-	hs := "-"
-	if len(m.UserHeaders) > 0 {
-		hs = fmtHeaders(m.UserHeaders)
-	}
-	fmt.Fprintf(w, "%-9d  %-8d  %-27s  %-12s  %s\n", partition, m.Offset, fmtTimeMicros(m.Timestamp), hs, fmtPayload(m.Payload))
-}
-
-// polledView is one message of `poll -o json` (one object per line).
-type polledView struct {
-	Partition       uint32         `json:"partition"`
-	Offset          uint64         `json:"offset"`
-	ID              string         `json:"id"`
-	Timestamp       time.Time      `json:"timestamp"`
-	TimestampMicros uint64         `json:"timestamp_us"`
-	OriginMicros    uint64         `json:"origin_timestamp_us"`
-	Checksum        uint64         `json:"checksum"`
-	Headers         map[string]any `json:"headers,omitempty"`
-	Payload         *string        `json:"payload,omitempty"`
-	PayloadBase64   *string        `json:"payload_base64,omitempty"`
-}
-
-func writeJSON(w *bufio.Writer, partition uint32, m *wire.PolledMessage) {
-	v := polledView{
-		Partition: partition, Offset: m.Offset, ID: fmtID(m.ID), Timestamp: microsTime(m.Timestamp),
-		TimestampMicros: m.Timestamp, OriginMicros: m.OriginTimestamp, Checksum: m.Checksum,
-		Headers: headersMap(m.UserHeaders),
-	}
-	if utf8.Valid(m.Payload) {
-		// Valid UTF-8 travels as a JSON string without loss.
-		s := string(m.Payload)
-		v.Payload = &s
-	} else {
-		s := base64.StdEncoding.EncodeToString(m.Payload)
-		v.PayloadBase64 = &s
-	}
-	data, _ := json.Marshal(v)
-	w.Write(data)
-	w.WriteByte('\n')
-}
-
-// headersMap decodes a user-headers block for JSON; an undecodable block
-// is reported as {"_raw": base64}.
-func headersMap(block []byte) map[string]any {
-	if len(block) == 0 {
-		return nil
-	}
-	var hs wire.UserHeaders
-	if err := hs.Decode(block); err != nil {
-		return map[string]any{"_raw": base64.StdEncoding.EncodeToString(block)}
-	}
-	out := make(map[string]any, len(hs))
-	for _, h := range hs {
-		out[headerKey(h.Key)] = optionValue(wire.OptionKind(h.Value.Kind), h.Value.Data)
-	}
-	return out
-}
-
-func headerKey(f wire.HeaderField) string {
-	if f.Kind == wire.HeaderString || f.Kind == wire.HeaderRaw && printable(f.Data) {
-		return string(f.Data)
-	}
-	return jsonScalar(optionValue(wire.OptionKind(f.Kind), f.Data))
-}
-
-// fmtHeaders renders headers for text output: k=v,k2=v2.
-func fmtHeaders(block []byte) string {
-	var hs wire.UserHeaders
-	if err := hs.Decode(block); err != nil {
-		return "(undecodable)"
-	}
-	parts := make([]string, len(hs))
-	for i, h := range hs {
-		parts[i] = headerKey(h.Key) + "=" + fmtOptionValue("", wire.OptionKind(h.Value.Kind), h.Value.Data)
-	}
-	return strings.Join(parts, ",")
 }
