@@ -17,10 +17,12 @@ import (
 const DefaultConsumer = "1"
 
 func (a *app) groupCmd() *cobra.Command {
-	cmd := group("group", "Create, inspect and delete consumer groups",
-		`Create, inspect and delete consumer groups. Membership belongs to a connection and
-ends when it closes, so there is no join or leave here: 'iggo poll --group NAME'
-joins for as long as it runs and leaves at the end.`)
+	cmd := group("group", "Create, inspect, reset and delete consumer groups",
+		`Create, inspect, reset and delete consumer groups. Membership belongs to a
+connection and ends when it closes, so there is no join or leave here: 'iggo
+poll --group NAME' joins for as long as it runs and leaves at the end. 'group
+get' shows each partition's committed offset, end offset and lag; 'group
+reset' moves the committed offsets.`)
 	create := &cobra.Command{
 		Use:     "create STREAM TOPIC NAME",
 		Short:   "Create a consumer group",
@@ -46,8 +48,14 @@ joins for as long as it runs and leaves at the end.`)
 	}
 	get := &cobra.Command{
 		Use:   "get STREAM TOPIC GROUP",
-		Short: "Show a consumer group with its members and their partitions",
-		Args:  exactArgs(3),
+		Short: "Show a consumer group: members, and per partition the committed offset, end offset and lag",
+		Long: `Show a consumer group: its members with their partitions, and for every
+partition of the topic the member owning it, the group's committed offset (the
+last message it handled; - when none), the partition's end offset (its newest
+message; - when empty) and the lag (end - committed, or every retained message
+when nothing is committed), with the total lag.`,
+		Example: "  iggo group get orders events billing",
+		Args:    exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sid, tid, gid, err := parseGroup(args)
 			if err != nil {
@@ -66,17 +74,27 @@ joins for as long as it runs and leaves at the end.`)
 					}
 					v.Members = append(v.Members, memberView{ID: m.ID, Partitions: ps})
 				}
+				offsets, total, err := a.groupLag(cmd, c, sid, tid, gid, g.Members)
+				if err != nil {
+					return err
+				}
+				v.Offsets, v.TotalLag = offsets, &total
 				return a.print(cmd, v, func(tw *tabwriter.Writer) {
 					kv(tw, "ID", g.ID)
 					kv(tw, "Name", g.Name)
 					kv(tw, "Partitions", g.PartitionsCount)
 					kv(tw, "Members", g.MembersCount)
+					kv(tw, "Total lag", total)
 					if len(g.Members) > 0 {
 						row(tw)
 						row(tw, "MEMBER", "PARTITIONS")
 						for _, m := range g.Members {
 							row(tw, m.ID, fmt.Sprint(m.Partitions))
 						}
+					}
+					if len(offsets) > 0 {
+						row(tw)
+						groupLagTable(tw, offsets)
 					}
 				})
 			})

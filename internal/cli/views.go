@@ -80,6 +80,9 @@ type groupView struct {
 	PartitionsCount uint32       `json:"partitions_count"`
 	MembersCount    uint32       `json:"members_count"`
 	Members         []memberView `json:"members,omitempty"`
+	// Offsets and TotalLag are filled by `group get` only.
+	Offsets  []groupOffsetView `json:"offsets,omitempty"`
+	TotalLag *uint64           `json:"total_lag,omitempty"`
 }
 
 type memberView struct {
