@@ -146,9 +146,9 @@ when nothing is committed), with the total lag.`,
 			})
 		},
 	}
-	cmd.AddCommand(create, get, list, del)
+	cmd.AddCommand(create, get, list, del, a.groupResetCmd())
 	setCompletion(cmd, a.completeArgs(argStream, argTopic), "create", "list")
-	setCompletion(cmd, a.completeArgs(argStream, argTopic, argGroup), "get", "delete")
+	setCompletion(cmd, a.completeArgs(argStream, argTopic, argGroup), "get", "delete", "reset")
 	return a.clientCommand(cmd)
 }
 
