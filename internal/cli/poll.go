@@ -39,6 +39,7 @@ type pollFlags struct {
 	follow     bool
 	autoCommit bool
 	raw        bool
+	delimiter  string
 	format     string
 	interval   time.Duration
 	cf         consumerFlags
@@ -51,7 +52,8 @@ func (a *app) pollCmd() *cobra.Command {
 		Short: "Read messages from a topic",
 		Long: `Read messages from a topic and print them: as a table (default), as JSON lines
 (-o json, one object per message), as YAML documents (-o yaml), only the
-payloads (--raw, each followed by a newline), or through a Go template
+payloads (--raw, each followed by --delimiter, a newline by default; with
+--delimiter '' the payloads are written back to back), or through a Go template
 (--format, see below).
 
 The table shows at most 100 characters of a payload followed by its
@@ -106,7 +108,8 @@ quote, json, preview (the table's rendering), trunc N.`,
 	fs.Uint32VarP(&f.count, "count", "n", 0, "print at most this many messages (default 10; with --follow unlimited)")
 	fs.BoolVarP(&f.follow, "follow", "f", false, "keep waiting for new messages")
 	fs.BoolVar(&f.autoCommit, "auto-commit", false, "store the offset of the last message of each poll")
-	fs.BoolVar(&f.raw, "raw", false, "print only the payloads, each followed by a newline")
+	fs.BoolVar(&f.raw, "raw", false, "print only the payloads, each followed by --delimiter")
+	fs.StringVar(&f.delimiter, "delimiter", "\n", "with --raw, what follows each payload ('' for nothing)")
 	fs.StringVar(&f.format, "format", "", "print each message through this Go template (see above)")
 	fs.DurationVar(&f.interval, "interval", client.DefaultPollInterval, "with --follow, the pause after polls that found nothing")
 	f.cf.register(fs)

@@ -39,6 +39,9 @@ func (a *app) messageWriter(f *pollFlags) (messageWriter, error) {
 	if f.raw && f.format != "" {
 		return nil, usagef("--raw and --format exclude each other")
 	}
+	if f.delimiter != "\n" && !f.raw {
+		return nil, usagef("--delimiter goes with --raw")
+	}
 	if format != outputTable && (f.raw || f.format != "") {
 		flag := "--raw"
 		if f.format != "" {
@@ -48,7 +51,7 @@ func (a *app) messageWriter(f *pollFlags) (messageWriter, error) {
 	}
 	switch {
 	case f.raw:
-		return writeRaw, nil
+		return rawWriter(f.delimiter), nil
 	case f.format != "":
 		return templateWriter(f.format)
 	case format == outputJSON:
@@ -67,9 +70,13 @@ func (a *app) messageWriter(f *pollFlags) (messageWriter, error) {
 	}, nil
 }
 
-func writeRaw(w *bufio.Writer, _ uint32, m *wire.PolledMessage) error {
-	w.Write(m.Payload)
-	return w.WriteByte('\n')
+// rawWriter writes each payload as is followed by delimiter.
+func rawWriter(delimiter string) messageWriter {
+	return func(w *bufio.Writer, _ uint32, m *wire.PolledMessage) error {
+		w.Write(m.Payload)
+		_, err := w.WriteString(delimiter)
+		return err
+	}
 }
 
 func writeText(w *bufio.Writer, partition uint32, m *wire.PolledMessage) {

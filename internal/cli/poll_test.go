@@ -95,6 +95,10 @@ func TestPollTableCutsLargePayloads(t *testing.T) {
 	if raw := e.ok("poll", "s", "t", "--count", "2", "--raw"); raw != big+"\n"+bin+"\n" {
 		t.Fatalf("poll --raw returned %d bytes, want %d", len(raw), len(big)+len(bin)+2)
 	}
+	if raw := e.ok("poll", "s", "t", "--offset", "1", "--count", "1", "--raw", "--delimiter", ""); raw != bin {
+		t.Fatalf("poll --raw --delimiter '' returned %q", raw)
+	}
+	e.run("poll", "s", "t", "--delimiter", "").wantError(t, ExitUsage, "--delimiter goes with --raw")
 }
 
 func TestPollFormatAndYAML(t *testing.T) {
