@@ -44,4 +44,3 @@ func TestGroupGetShowsLag(t *testing.T) {
 		t.Fatalf("group get table:\n%s", out)
 	}
 }
-
