@@ -216,7 +216,7 @@ func (a *app) offsetCmd() *cobra.Command {
 group (--group) has stored on a partition. Without --partition a consumer uses
 partition 0; a group needs --partition, and storing for a group is refused
 unless the connection is a member owning the partition (use 'iggo poll
---group ... --auto-commit' instead).`)
+--group ... --auto-commit' or 'iggo group reset' instead).`)
 	var cf consumerFlags
 	var partition uint32
 	cf.register(cmd.PersistentFlags())

@@ -91,11 +91,9 @@ type readmeShell struct {
 
 func newReadmeShell(t *testing.T, e *cliEnv) *readmeShell {
 	t.Helper()
-	bash, err := exec.LookPath("bash")
-	if err != nil {
+	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatalf("the README examples are bash: %v", err)
 	}
-	_ = bash
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "iggo"), "github.com/iggo-dev/iggo/cmd/iggo")
 	if out, err := build.CombinedOutput(); err != nil {
