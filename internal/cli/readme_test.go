@@ -94,11 +94,7 @@ func newReadmeShell(t *testing.T, e *cliEnv) *readmeShell {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatalf("the README examples are bash: %v", err)
 	}
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "iggo"), "github.com/iggo-dev/iggo/cmd/iggo")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build iggo: %v\n%s", err, out)
-	}
+	bin := filepath.Dir(iggoBinary(t)) // built once per test run (binary_test.go)
 	home := t.TempDir()
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+home, "XDG_CONFIG_HOME="+home)
 	env = append(env, e.environ...)
