@@ -241,6 +241,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		Version: Version, Started: b.startTime, DataDir: cfg.System.Path,
 		ConfigFile: filepath.Join(cfg.System.Path, cfg.System.Runtime.Path, "current_config.toml"),
 		TCPAddr:    b.Addr,
+		LogFile:    logFile(cfg),
 		QUICAddr:   b.QUICAddr, WebSocketAddr: b.WebSocketAddr,
 		HTTPAddr: b.HTTPAddr,
 	}
