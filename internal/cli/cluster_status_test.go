@@ -12,10 +12,14 @@ import (
 
 // freeBase returns a port p such that nothing listens on 127.0.0.1:p..p+2
 // at the time of the call (each was bound and released).
-func freeBase(t *testing.T) uint16 {
+func freeBase(t *testing.T) uint16 { return freeBaseOn(t, "127.0.0.1") }
+
+// freeBaseOn is freeBase on ip; it also checks p+100..p+102 (the replica
+// ports of `cluster start`).
+func freeBaseOn(t *testing.T, ip string) uint16 {
 	t.Helper()
 	for range 50 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -25,8 +29,8 @@ func freeBase(t *testing.T) uint16 {
 			continue
 		}
 		ok := true
-		for i := 1; i < 3; i++ {
-			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(base+i)))
+		for _, i := range []int{1, 2, 100, 101, 102} {
+			l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(base+i)))
 			if err != nil {
 				ok = false
 				break
