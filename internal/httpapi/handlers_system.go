@@ -149,7 +149,7 @@ func (c *call) getClient() error {
 		return err
 	}
 	if wire.ClientNotFound(out.payload) {
-		return errNotFound()
+		return codeError(wire.ErrClientNotFound.Code)
 	}
 	var d wire.ClientDetails
 	if err := decodeReply(out.payload, &d); err != nil {
