@@ -178,8 +178,8 @@ func (c *call) metrics() error {
 // without a '.' is index.html too (single-page app), with one 404.
 func (c *call) webUI() error {
 	fsys := c.s.opts.WebUI
-	if fsys == nil || !c.s.cfg.WebUI {
-		return errNotFound()
+	if !c.s.consoleOn() {
+		return errConsoleOff()
 	}
 	p := strings.TrimPrefix(c.r.PathValue("path"), "/")
 	if p == "" {
