@@ -163,7 +163,12 @@ func runServer(cmd *cobra.Command, env Env, f serverFlags) error {
 	done := make(chan error, 1)
 	go func() { done <- b.Run(runCtx) }()
 	// Every listener is bound by broker.New, so the kernel accepts
-	// connections from here on.
+	// connections from here on; "ready" follows the "listening" lines.
+	select {
+	case <-b.Serving():
+	case err := <-done:
+		return err
+	}
 	status := servingStatus(b)
 	if notify != nil {
 		if err := notify.Ready(status); err != nil {
