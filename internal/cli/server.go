@@ -126,6 +126,8 @@ func runServer(cmd *cobra.Command, env Env, f serverFlags) error {
 	defer stopTel()
 	// The server logger also exports through OpenTelemetry when enabled.
 	logger := lg.WithExtra(logHandlers(tel)...)
+	ctx, stopParentWatch := exitWithGoRun(ctx, logger)
+	defer stopParentWatch()
 	bgCtx, stopBg := context.WithCancel(context.Background())
 	defer stopBg()
 	go lg.Run(bgCtx)
@@ -175,7 +177,7 @@ func runServer(cmd *cobra.Command, env Env, f serverFlags) error {
 			logger.Warn("systemd notification failed", "err", err)
 		}
 	}
-	logger.Info("iggo server ready", "status", status, "log_file", lg.FilePath())
+	logger.Info("iggo server ready", "status", status, "pid", os.Getpid(), "log_file", lg.FilePath())
 
 	select {
 	case <-ctx.Done():
