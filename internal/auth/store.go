@@ -129,7 +129,10 @@ const (
 	MaxPasswordBytes = 100
 )
 
-// RootCreatedAt is the fixed created_at of the root user (semantics.md §2.1).
+// RootCreatedAt is the reference's fixed created_at of the root user
+// (semantics.md §2.1). Iggo's metadata plane records the real creation
+// time instead; this value remains for a root user made without a clock
+// (NewRootUser, and a bootstrap entry without a timestamp).
 const RootCreatedAt = 1
 
 // NewRootUser returns the root user (id 0, active, every global

@@ -135,6 +135,9 @@ type Broker struct {
 	cancel  context.CancelFunc // stops background work; guarded by runMu
 	bg      sync.WaitGroup
 	done    chan struct{}
+	// serving is closed once Run has started every listener and logged
+	// its "listening" line (Serving).
+	serving chan struct{}
 	// fatal ends Run with an error (cluster mode: this node's metadata
 	// raft log is unusable).
 	fatal   chan error
@@ -154,7 +157,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
-	b := &Broker{cfg: cfg, opts: o, log: o.logger, done: make(chan struct{}), fatal: make(chan error, 1), startTime: time.Now()}
+	b := &Broker{cfg: cfg, opts: o, log: o.logger, done: make(chan struct{}), serving: make(chan struct{}), fatal: make(chan error, 1), startTime: time.Now()}
 	if err := b.prepareClusterConfig(); err != nil {
 		return nil, err
 	}
@@ -241,6 +244,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		Version: Version, Started: b.startTime, DataDir: cfg.System.Path,
 		ConfigFile: filepath.Join(cfg.System.Path, cfg.System.Runtime.Path, "current_config.toml"),
 		TCPAddr:    b.Addr,
+		LogFile:    logFile(cfg),
 		QUICAddr:   b.QUICAddr, WebSocketAddr: b.WebSocketAddr,
 		HTTPAddr: b.HTTPAddr,
 	}
@@ -425,6 +429,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		b.log.Info("iggo server listening", "transport", transportName(b.cfg), "address", b.tcp.Addr().String(), "data", b.cfg.System.Path)
 		go func() { serveErr <- b.tcp.Serve() }()
 	}
+	close(b.serving)
 	select {
 	case <-ctx.Done():
 		sctx, scancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)

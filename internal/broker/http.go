@@ -128,7 +128,11 @@ func (b *Broker) serveHTTP(errs chan<- error) {
 	if b.http.TLS() {
 		name = "https"
 	}
-	b.log.Info("iggo server listening", "transport", name, "address", b.http.Addr().String())
+	ui := consoleOff
+	if b.cfg.HTTP.WebUI {
+		ui = consoleURL(b.http.Addr(), b.http.TLS())
+	}
+	b.log.Info("iggo server listening", "transport", name, "address", b.http.Addr().String(), "console", ui)
 	go func() { errs <- b.http.Serve() }()
 }
 

@@ -7,9 +7,16 @@ import (
 // DefaultClusterDir is where `iggo cluster start` keeps a local cluster.
 const DefaultClusterDir = "./local_cluster"
 
-// withLocalCluster adds the local-cluster subcommands (start, status) to
-// the `iggo cluster` command.
+// DefaultClusterBasePort is node 0's TCP port in `iggo cluster start`:
+// node i serves clients on base+i, replicates on base+100+i and serves
+// HTTP on base+200+i. It is clear of a standalone server's defaults (TCP
+// 8090, QUIC 8080, WebSocket 8092, HTTP 3000), so both can run at once.
+const DefaultClusterBasePort = 18090
+
+// withLocalCluster adds the local-cluster subcommands (start, status,
+// restart-node) and the node administration commands to the `iggo
+// cluster` command.
 func (a *app) withLocalCluster(cmd *cobra.Command) *cobra.Command {
-	cmd.AddCommand(a.clusterStartCmd(), a.clusterStatusCmd(), a.clusterAddNodeCmd(), a.clusterRemoveNodeCmd())
+	cmd.AddCommand(a.clusterStartCmd(), a.clusterStatusCmd(), a.clusterRestartNodeCmd(), a.clusterAddNodeCmd(), a.clusterRemoveNodeCmd())
 	return cmd
 }

@@ -45,10 +45,18 @@ An existing --dir is started again with its data and layout (--nodes and
 --base-port must then match, or use --fresh to delete it first; --fresh only
 deletes a directory holding a cluster made by this command, or an empty one).
 
+The default base port, 18090, keeps the cluster clear of a standalone
+server's ports (TCP 8090, QUIC 8080, WebSocket 8092, HTTP 3000). When
+IGGY_TCP_ADDRESS is set, its IP is the nodes' address (a wildcard such as
+0.0.0.0 opens the client ports on every interface while the nodes reach each
+other on 127.0.0.1); its port is not used.
+
 The command waits until the nodes agree on a leader, prints every node with
 its role and how to connect, and keeps running: Ctrl-C (or SIGTERM) stops the
 nodes (SIGTERM, then SIGKILL after 10 s). 'iggo cluster status --dir DIR'
-shows the roles from another terminal.`,
+shows the roles from another terminal. A node that exits is not restarted
+behind your back (stopping one is how failover is tried out): bring it back
+with 'iggo cluster restart-node N --dir DIR' from another terminal.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runClusterStart(cmd, f)
@@ -57,7 +65,7 @@ shows the roles from another terminal.`,
 	fs := cmd.Flags()
 	fs.IntVar(&f.nodes, "nodes", 3, "number of nodes (1..100)")
 	fs.StringVar(&f.dir, "dir", DefaultClusterDir, "directory of the cluster (configurations, data, logs)")
-	fs.Uint16Var(&f.basePort, "base-port", 8090, "TCP port of node 0; node i uses base+i, replica port base+100+i")
+	fs.Uint16Var(&f.basePort, "base-port", DefaultClusterBasePort, "TCP port of node 0; node i uses base+i, replica port base+100+i")
 	fs.BoolVar(&f.http, "http", false, "enable the HTTP transport (port base+200+i)")
 	fs.BoolVar(&f.fresh, "fresh", false, "delete --dir before starting")
 	fs.DurationVar(&f.wait, "wait", 60*time.Second, "how long to wait for a leader")
@@ -66,7 +74,7 @@ shows the roles from another terminal.`,
 
 // clusterLayout returns the layout to start: the one recorded in f.dir, or
 // a new one written there.
-func clusterLayout(cmd *cobra.Command, f clusterStartFlags) (*local.Layout, error) {
+func clusterLayout(cmd *cobra.Command, f clusterStartFlags, ip string) (*local.Layout, error) {
 	if f.fresh {
 		// Only a directory this command made (or an empty one) is
 		// deleted, so a mistyped --dir cannot remove anything else.
@@ -88,12 +96,18 @@ func clusterLayout(cmd *cobra.Command, f clusterStartFlags) (*local.Layout, erro
 		if (fl.Changed("nodes") && f.nodes != len(l.Nodes)) || (fl.Changed("base-port") && f.basePort != l.Nodes[0].TCP) || (fl.Changed("http") && f.http != l.HTTP) {
 			return nil, usagef("%s holds a cluster of %d nodes from port %d (http %v); use --fresh to replace it", f.dir, len(l.Nodes), l.Nodes[0].TCP, l.HTTP)
 		}
+		if err := applyClusterIP(l, ip, true); err != nil {
+			return nil, err
+		}
 		// Rewrite the configurations: they follow this binary's format.
 		return l, l.Write()
 	}
 	l, err := local.NewLayout(f.dir, f.nodes, f.basePort, f.http)
 	if err != nil {
 		return nil, usagef("%v", err)
+	}
+	if err := applyClusterIP(l, ip, false); err != nil {
+		return nil, err
 	}
 	return l, l.Write()
 }
@@ -102,7 +116,12 @@ func (a *app) runClusterStart(cmd *cobra.Command, f clusterStartFlags) error {
 	if f.wait <= 0 {
 		return usagef("--wait %s: want a positive duration", f.wait)
 	}
-	l, err := clusterLayout(cmd, f)
+	out := cmd.OutOrStdout()
+	ip, err := clusterIP(out, a.getenv(envTCPAddress))
+	if err != nil {
+		return err
+	}
+	l, err := clusterLayout(cmd, f, ip)
 	if err != nil {
 		return err
 	}
@@ -110,7 +129,6 @@ func (a *app) runClusterStart(cmd *cobra.Command, f clusterStartFlags) error {
 	if err != nil {
 		return fmt.Errorf("find the iggo binary: %w", err)
 	}
-	out := cmd.OutOrStdout()
 	ctx := cmd.Context()
 	procs := make([]*local.Process, 0, len(l.Nodes))
 	defer func() { stopNodes(out, procs) }()
@@ -122,19 +140,19 @@ func (a *app) runClusterStart(cmd *cobra.Command, f clusterStartFlags) error {
 		procs = append(procs, p)
 		fmt.Fprintf(out, "started %s (pid %d), log %s\n", local.NodeName(i), p.PID(), l.LogPath(i))
 	}
-	leader, views, err := waitClusterLeader(ctx, l, procs, f.wait)
+	leader, views, err := waitClusterLeader(ctx, cmd.ErrOrStderr(), l, procs, f.wait)
 	if err != nil {
 		return err
 	}
 	printClusterNodes(out, l, views, leader)
 	fmt.Fprintf(out, "\nconnect:  iggo --addr %s ping\nall nodes: --addr %s\nstatus:   iggo cluster status --dir %s\nCtrl-C stops the cluster.\n",
 		l.TCPAddr(leader), strings.Join(l.TCPAddrs(), ","), l.Dir)
-	return watchNodes(ctx, out, procs)
+	return watchNodes(ctx, out, l, procs)
 }
 
 // waitClusterLeader waits until the nodes agree on a leader, failing early
 // when a node exits (with the end of its log).
-func waitClusterLeader(ctx context.Context, l *local.Layout, procs []*local.Process, wait time.Duration) (int, []local.NodeView, error) {
+func waitClusterLeader(ctx context.Context, errOut io.Writer, l *local.Layout, procs []*local.Process, wait time.Duration) (int, []local.NodeView, error) {
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	exited := make(chan *local.Process, len(procs))
@@ -161,7 +179,7 @@ func waitClusterLeader(ctx context.Context, l *local.Layout, procs []*local.Proc
 	case p := <-exited:
 		cancel()
 		<-res
-		return -1, nil, fmt.Errorf("%s exited while starting (%v); end of %s:\n%s", local.NodeName(p.Index), p.Err(), l.LogPath(p.Index), logTail(l.LogPath(p.Index), 20))
+		return -1, nil, nodeExited(errOut, l, p, "while starting")
 	case r := <-res:
 		if r.err != nil {
 			if ctx.Err() != nil {
@@ -190,7 +208,7 @@ func printClusterNodes(out io.Writer, l *local.Layout, views []local.NodeView, l
 // watchNodes reports nodes that exit on their own and returns when ctx
 // ends (nil: a Ctrl-C is the normal way to stop) or when every node has
 // exited (an error).
-func watchNodes(ctx context.Context, out io.Writer, procs []*local.Process) error {
+func watchNodes(ctx context.Context, out io.Writer, l *local.Layout, procs []*local.Process) error {
 	var wg sync.WaitGroup
 	left := make(chan struct{})
 	var mu sync.Mutex
@@ -204,7 +222,8 @@ func watchNodes(ctx context.Context, out io.Writer, procs []*local.Process) erro
 				mu.Lock()
 				defer mu.Unlock()
 				if ctx.Err() == nil {
-					fmt.Fprintf(out, "%s (pid %d) exited: %v\n", local.NodeName(p.Index), p.PID(), p.Err())
+					fmt.Fprintf(out, "%s (pid %d) exited: %v; log %s\n  bring it back: iggo cluster restart-node %d --dir %s\n",
+						local.NodeName(p.Index), p.PID(), p.Err(), l.LogPath(p.Index), p.Index, l.Dir)
 				}
 				alive--
 				if alive == 0 {
@@ -249,6 +268,18 @@ func stopNodes(out io.Writer, procs []*local.Process) {
 		}()
 	}
 	wg.Wait()
+}
+
+// nodeExited prints the end of the log of a node that exited, one line
+// per log line, and returns the error saying so.
+func nodeExited(w io.Writer, l *local.Layout, p *local.Process, when string) error {
+	path := l.LogPath(p.Index)
+	fmt.Fprintf(w, "end of %s:\n", path)
+	for line := range strings.Lines(logTail(path, 20)) {
+		fmt.Fprintf(w, "  %s", line)
+	}
+	fmt.Fprintln(w)
+	return fmt.Errorf("%s exited %s (%v); its log is %s (end printed above)", local.NodeName(p.Index), when, p.Err(), path)
 }
 
 // logTail returns the last n lines of the file at path.

@@ -126,6 +126,8 @@ func runServer(cmd *cobra.Command, env Env, f serverFlags) error {
 	defer stopTel()
 	// The server logger also exports through OpenTelemetry when enabled.
 	logger := lg.WithExtra(logHandlers(tel)...)
+	ctx, stopParentWatch := exitWithGoRun(ctx, logger)
+	defer stopParentWatch()
 	bgCtx, stopBg := context.WithCancel(context.Background())
 	defer stopBg()
 	go lg.Run(bgCtx)
@@ -163,14 +165,19 @@ func runServer(cmd *cobra.Command, env Env, f serverFlags) error {
 	done := make(chan error, 1)
 	go func() { done <- b.Run(runCtx) }()
 	// Every listener is bound by broker.New, so the kernel accepts
-	// connections from here on.
+	// connections from here on; "ready" follows the "listening" lines.
+	select {
+	case <-b.Serving():
+	case err := <-done:
+		return err
+	}
 	status := servingStatus(b)
 	if notify != nil {
 		if err := notify.Ready(status); err != nil {
 			logger.Warn("systemd notification failed", "err", err)
 		}
 	}
-	logger.Info("iggo server ready", "status", status, "log_file", lg.FilePath())
+	logger.Info("iggo server ready", "status", status, "pid", os.Getpid(), "log_file", lg.FilePath())
 
 	select {
 	case <-ctx.Done():

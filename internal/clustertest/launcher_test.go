@@ -48,8 +48,9 @@ func launcherPorts(t *testing.T, n int) uint16 {
 // TestClusterStartCommand runs `iggo cluster start` as a user would: it
 // starts three nodes, reports replica 0 as the leader of the fresh
 // cluster with the connect hint, `iggo cluster status` agrees, a client
-// can use the printed address, and SIGTERM to the launcher stops every
-// node (by the PIDs it recorded).
+// can use the printed address, a killed node is reported with the way
+// back and `iggo cluster restart-node` brings it back, and SIGTERM to the
+// launcher stops every node (by the PIDs it recorded).
 func TestClusterStartCommand(t *testing.T) {
 	requireBinary(t)
 	dir := t.TempDir()
@@ -143,6 +144,8 @@ wait:
 		t.Errorf("iggo --addr %s ping: %v\n%s", addr0, err, ping)
 	}
 
+	restartKilledNode(t, dir, lines)
+
 	pids := make([]int, 3)
 	for i := range pids {
 		if pids[i] = readPID(t, dir, i); pids[i] <= 0 {
@@ -185,4 +188,88 @@ func readPID(t *testing.T, dir string, i int) int {
 	b, _ := io.ReadAll(f)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	return pid
+}
+
+// restartKilledNode kills node 2 of the launcher's cluster in dir, waits
+// for the launcher (whose stdout lines arrive on lines) to report it with
+// the restart hint, runs `iggo cluster restart-node 2` until the node is
+// back and sees the leader, then stops it with SIGTERM to restart-node,
+// which must stop the node too.
+func restartKilledNode(t *testing.T, dir string, lines <-chan string) {
+	t.Helper()
+	pid := readPID(t, dir, 2)
+	if pid <= 0 {
+		t.Fatal("no pid file for node 2")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	hint := "iggo cluster restart-node 2 --dir " + dir
+	deadline := time.After(30 * time.Second)
+	for seen := false; !seen; {
+		select {
+		case l := <-lines:
+			seen = strings.Contains(l, hint)
+		case <-deadline:
+			t.Fatalf("launcher did not report the killed node with %q", hint)
+		}
+	}
+	rn := exec.Command(iggoBin, "cluster", "restart-node", "2", "--dir", dir, "--wait", "60s")
+	out, err := rn.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	rn.Stderr = &stderr
+	if err := rn.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if rn.ProcessState == nil {
+			_ = rn.Process.Kill()
+			_ = rn.Wait()
+		}
+	}()
+	back := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		ok := false
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "back in the cluster; leader node0") {
+				ok = true
+				back <- true
+			}
+		}
+		if !ok {
+			back <- false
+		}
+	}()
+	select {
+	case ok := <-back:
+		if !ok {
+			t.Fatalf("restart-node ended without the node back: %v\n%s", rn.Wait(), stderr.String())
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("node 2 not back after 90 s")
+	}
+	newPID := readPID(t, dir, 2)
+	if newPID <= 0 || newPID == pid {
+		t.Fatalf("node 2 pid %d after restart (was %d)", newPID, pid)
+	}
+	if r, err := exec.Command(iggoBin, "cluster", "status", "--dir", dir).CombinedOutput(); err != nil {
+		t.Errorf("status after restart-node: %v\n%s", err, r)
+	}
+	again := exec.Command(iggoBin, "cluster", "restart-node", "2", "--dir", dir)
+	if r, err := again.CombinedOutput(); err == nil || !strings.Contains(string(r), "node2 is running") {
+		t.Errorf("restart-node of a running node: %v\n%s", err, r)
+	}
+	if err := rn.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := rn.Wait(); err != nil {
+		t.Errorf("restart-node after SIGTERM: %v\n%s", err, stderr.String())
+	}
+	if err := syscall.Kill(newPID, 0); err == nil {
+		t.Errorf("node 2 (pid %d) still running after restart-node stopped", newPID)
+	}
 }

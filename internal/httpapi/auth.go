@@ -98,7 +98,9 @@ func (s *Server) identity(user auth.UserID) (identityInfo, error) {
 	return identityInfo{UserID: uint32(user), AccessToken: accessToken{Token: t.Token, Expiry: uint64(t.Expiry)}}, nil
 }
 
-// login: every failure is 400 id 42 (http-api.md §3).
+// login: every failure is id 42 (invalid_credentials), as in http-api.md
+// §3, but with status 401 rather than the reference's 400: a refused login
+// is an authentication failure (docs/HTTP.md, "Errors").
 func (c *call) login() error {
 	var req loginRequest
 	if err := c.decode(&req, false); err != nil {
@@ -109,7 +111,7 @@ func (c *call) login() error {
 	}
 	u, err := c.s.authn.Password(*req.Username, *req.Password)
 	if err != nil {
-		return codeError(wire.ErrInvalidCredentials.Code)
+		return errBadCredentials()
 	}
 	id, err := c.s.identity(u.ID)
 	if err != nil {

@@ -44,6 +44,16 @@ func errNotFound() *apiError {
 	return httpError(http.StatusNotFound, "not_found", "Resource not found")
 }
 
+// errBadCredentials is a refused password login: id 42
+// (invalid_credentials) with status 401. Elsewhere id 42 (a wrong current
+// password on a password change) stays 400: the session is still valid,
+// and a 401 would sign the web console out.
+func errBadCredentials() *apiError {
+	e := codeError(wire.ErrInvalidCredentials.Code)
+	e.Status = http.StatusUnauthorized
+	return e
+}
+
 func errBadRequest(reason string) *apiError {
 	return httpError(http.StatusBadRequest, "bad_request", reason)
 }

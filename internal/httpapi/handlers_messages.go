@@ -254,15 +254,6 @@ func identText(v, field string) (wire.Identifier, error) {
 	return wire.NamedID(v), nil
 }
 
-// notFoundGeneric turns stream/topic resolution failures into the
-// generic 404 (http-api.md §7.5, §7.6).
-func notFoundGeneric(err error) error {
-	if ae, ok := err.(*apiError); ok && (ae.ID == wire.ErrStreamIDNotFound.Code || ae.ID == wire.ErrTopicIDNotFound.Code || ae.ID == wire.ErrResourceNotFound.Code) {
-		return errNotFound()
-	}
-	return err
-}
-
 func (c *call) pollMessages() error {
 	s, t, err := c.streamTopic()
 	if err != nil {
@@ -306,7 +297,7 @@ func (c *call) pollMessages() error {
 	defer c.s.polls.Put(pb)
 	out, err := c.s.readInto(pb.reply, c.cred, wire.CmdPollMessages, req)
 	if err != nil {
-		return notFoundGeneric(err)
+		return err // a missing stream or topic keeps its code (404 id 1009, 2010)
 	}
 	pb.reply = out.payload
 	var pm wire.PolledMessages

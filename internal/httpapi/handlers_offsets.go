@@ -73,7 +73,7 @@ func (c *call) getOffset() error {
 	}
 	out, err := c.read(wire.CmdGetConsumerOffset, &wire.GetConsumerOffset{Consumer: kind.consumer(id), StreamID: s, TopicID: t, Partition: wire.SomePartition(uint32(p))})
 	if err != nil {
-		return notFoundGeneric(err)
+		return err
 	}
 	if len(out.payload) == 0 {
 		return errNotFound()

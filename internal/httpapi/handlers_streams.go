@@ -95,7 +95,7 @@ func (c *call) getStream() error {
 		return err
 	}
 	if len(out.payload) == 0 {
-		return errNotFound()
+		return codeError(wire.ErrStreamIDNotFound.Code)
 	}
 	var d wire.StreamDetails
 	if err := decodeReply(out.payload, &d); err != nil {
@@ -209,7 +209,7 @@ func (c *call) getTopic() error {
 		return err
 	}
 	if len(out.payload) == 0 {
-		return errNotFound()
+		return codeError(wire.ErrTopicIDNotFound.Code)
 	}
 	var d wire.TopicDetails
 	if err := decodeReply(out.payload, &d); err != nil {
@@ -434,7 +434,7 @@ func (c *call) getGroup() error {
 		return err
 	}
 	if len(out.payload) == 0 {
-		return errNotFound()
+		return codeError(wire.ErrConsumerGroupIDNotFound.Code)
 	}
 	var d wire.GroupDetails
 	if err := decodeReply(out.payload, &d); err != nil {

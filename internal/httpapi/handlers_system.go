@@ -149,7 +149,7 @@ func (c *call) getClient() error {
 		return err
 	}
 	if wire.ClientNotFound(out.payload) {
-		return errNotFound()
+		return codeError(wire.ErrClientNotFound.Code)
 	}
 	var d wire.ClientDetails
 	if err := decodeReply(out.payload, &d); err != nil {
@@ -178,8 +178,8 @@ func (c *call) metrics() error {
 // without a '.' is index.html too (single-page app), with one 404.
 func (c *call) webUI() error {
 	fsys := c.s.opts.WebUI
-	if fsys == nil || !c.s.cfg.WebUI {
-		return errNotFound()
+	if !c.s.consoleOn() {
+		return errConsoleOff()
 	}
 	p := strings.TrimPrefix(c.r.PathValue("path"), "/")
 	if p == "" {

@@ -17,6 +17,7 @@ var pathParam = regexp.MustCompile(`\{([a-z_]+)(\.\.\.)?\}`)
 // openAPIPath turns a mux pattern into an OpenAPI path ("{path...}" ->
 // "{path}") and lists its parameters.
 func openAPIPath(pattern string) (string, []string) {
+	pattern = strings.TrimSuffix(pattern, "{$}") // "/{$}" is exactly "/"
 	var names []string
 	for _, m := range pathParam.FindAllStringSubmatch(pattern, -1) {
 		names = append(names, m[1])
@@ -170,7 +171,7 @@ func (s *Server) OpenAPI() ([]byte, error) {
 func operationID(rt *route) string {
 	var words []string
 	for _, seg := range strings.Split(rt.Pattern, "/") {
-		seg = strings.Trim(seg, "{}.")
+		seg = strings.Trim(seg, "{}.$")
 		seg = strings.ReplaceAll(seg, "-", "_")
 		if seg != "" {
 			words = append(words, seg)

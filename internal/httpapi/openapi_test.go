@@ -44,13 +44,13 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	for _, rt := range s.routes {
 		path := strings.NewReplacer("{stream_id}", "1", "{topic_id}", "2", "{group_id}", "3", "{user_id}", "4",
-			"{client_id}", "5", "{partition_id}", "6", "{consumer_id}", "7", "{name}", "tok", "{scope}", "topic", "{path...}", "x").Replace(rt.Pattern)
+			"{client_id}", "5", "{partition_id}", "6", "{consumer_id}", "7", "{name}", "tok", "{scope}", "topic", "{path...}", "x", "{$}", "").Replace(rt.Pattern)
 		r, pattern := s.mux.Handler(newReq(rt.Method, path))
 		if r == nil || pattern != rt.Method+" "+rt.Pattern {
 			t.Errorf("%s %s routed to %q", rt.Method, path, pattern)
 		}
 		var op map[string]any
-		_ = json.Unmarshal(doc.Paths[strings.ReplaceAll(rt.Pattern, "{path...}", "{path}")][strings.ToLower(rt.Method)], &op)
+		_ = json.Unmarshal(doc.Paths[strings.NewReplacer("{path...}", "{path}", "{$}", "").Replace(rt.Pattern)][strings.ToLower(rt.Method)], &op)
 		if op["summary"] != rt.Summary {
 			t.Errorf("%s %s: summary %v", rt.Method, rt.Pattern, op["summary"])
 		}

@@ -70,6 +70,7 @@ func (s *Server) table() []*route {
 		{Method: "PUT", Pattern: pTopic + "/consumer-offsets", Command: wire.CmdStoreConsumerOffset, Auth: authRule, Summary: "Store a consumer offset", Request: StoreOffsetRequest{}, Status: 204, handle: (*call).storeOffset},
 		{Method: "DELETE", Pattern: pTopic + "/consumer-offsets/{consumer_id}", Command: wire.CmdDeleteConsumerOffset, Auth: authRule, Summary: "Delete a stored consumer offset (consumer_kind=consumer_group: Iggo extension)", Query: []string{"consumer_kind", "partition_id"}, Status: 204, handle: (*call).deleteOffset},
 
+		{Method: "GET", Pattern: "/{$}", Auth: authPublic, Summary: "Redirect to the web console (/ui/) when it is on; else 404 saying how to turn it on", Status: 302, ContentType: "text/html", handle: (*call).root},
 		{Method: "GET", Pattern: "/ui", Auth: authPublic, Summary: "Web console", Status: 200, ContentType: "text/html", handle: (*call).webUI},
 		{Method: "GET", Pattern: "/ui/{path...}", Auth: authPublic, Summary: "Web console assets", Status: 200, ContentType: "application/octet-stream", handle: (*call).webUI},
 		{Method: "GET", Pattern: "/openapi.json", Auth: authPublic, Summary: "This document (OpenAPI 3.1)", Status: 200, handle: (*call).openAPI},

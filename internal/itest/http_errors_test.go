@@ -60,15 +60,15 @@ func TestHTTPAuthErrors(t *testing.T) {
 	n.fail(403, 41, "GET", "/streams/s", nil)
 	n.fail(403, 41, "POST", "/streams/s/topics/t/messages", map[string]any{"partitioning": map[string]any{"kind": "balanced", "value": ""}, "messages": []any{map[string]any{"payload": "eA=="}}})
 	n.fail(403, 41, "GET", "/streams/s/topics/t/messages", nil)
-	// Missing targets are 404, never 403.
-	n.fail(404, 404, "GET", "/streams/nope", nil)
-	// Login failures.
+	// Missing targets are 404, never 403, and name what is missing.
+	n.fail(404, 1009, "GET", "/streams/nope", nil)
+	// Login failures are 401 (an Iggo choice: the reference answers 400).
 	for _, body := range []map[string]any{
 		{"username": "iggy", "password": "wrong"},
 		{"username": "ghost", "password": "whatever"},
 		{"username": "ig", "password": "iggy"},
 	} {
-		a.as("").fail(400, 42, "POST", "/users/login", body)
+		a.as("").fail(401, 42, "POST", "/users/login", body)
 	}
 }
 
@@ -138,8 +138,9 @@ func TestHTTPBadInput(t *testing.T) {
 	a.fail(422, 422, "POST", produce, map[string]any{"partitioning": part, "messages": []any{map[string]any{"id": "not-an-id", "payload": "eA=="}}})
 	a.fail(400, 400, "POST", produce+"?ack=maybe", map[string]any{"partitioning": part, "messages": []any{msg("eA==")}})
 	a.fail(404, 3007, "GET", "/streams/s/topics/t/messages?partition_id=9", nil)
-	a.fail(404, 404, "GET", "/streams/s/topics/nope/messages", nil)
-	a.fail(404, 404, "GET", "/streams/nope/topics/t/consumer-offsets", nil)
+	a.fail(404, 2010, "GET", "/streams/s/topics/nope/messages", nil)
+	a.fail(404, 1009, "GET", "/streams/nope/topics/t/messages", nil)
+	a.fail(404, 404, "GET", "/streams/nope/topics/t/consumer-offsets", nil) // GET_CONSUMER_OFFSET answers empty: "no offset"
 	a.fail(400, 4100, "PUT", "/streams/s/topics/t/consumer-offsets", map[string]any{"partition_id": 0, "offset": 99})
 	a.fail(404, 3021, "DELETE", "/streams/s/topics/t/consumer-offsets/1?partition_id=0", nil)
 

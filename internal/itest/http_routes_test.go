@@ -162,7 +162,7 @@ func TestHTTPStreamsTopicsMessages(t *testing.T) {
 	}
 	a.ok(200, &gd, "GET", "/streams/0/topics/0/consumer-groups/g", nil)
 	a.ok(204, nil, "DELETE", "/streams/0/topics/0/consumer-groups/0", nil)
-	a.fail(404, 404, "GET", "/streams/0/topics/0/consumer-groups/g", nil)
+	a.fail(404, 5000, "GET", "/streams/0/topics/0/consumer-groups/g", nil)
 
 	// Purges and deletes.
 	a.ok(204, nil, "DELETE", "/streams/0/topics/0/purge", nil)
@@ -172,9 +172,9 @@ func TestHTTPStreamsTopicsMessages(t *testing.T) {
 	}
 	a.ok(204, nil, "DELETE", "/streams/0/purge", nil)
 	a.ok(204, nil, "DELETE", "/streams/0/topics/0", nil)
-	a.fail(404, 404, "GET", "/streams/0/topics/0", nil)
+	a.fail(404, 2010, "GET", "/streams/0/topics/0", nil)
 	a.ok(204, nil, "DELETE", "/streams/0", nil)
-	a.fail(404, 404, "GET", "/streams/0", nil)
+	a.fail(404, 1009, "GET", "/streams/0", nil)
 }
 
 // TestHTTPUsersAndTokens covers the user, permission, password and PAT
@@ -269,7 +269,7 @@ func TestHTTPUsersAndTokens(t *testing.T) {
 	alice.ok(204, nil, "PUT", "/users/alice2/password", map[string]any{"current_password": "secret1", "new_password": "secret2"})
 	alice.fail(401, 40, "GET", "/streams", nil)
 	a.as(ref.AccessToken.Token).fail(401, 40, "GET", "/streams", nil)
-	a.as("").fail(400, 42, "POST", "/users/login", map[string]any{"username": "alice2", "password": "secret1"})
+	a.as("").fail(401, 42, "POST", "/users/login", map[string]any{"username": "alice2", "password": "secret1"})
 	fresh := a.as("")
 	fresh.login("alice2", "secret2")
 	fresh.ok(200, nil, "GET", "/streams", nil)
@@ -284,7 +284,7 @@ func TestHTTPUsersAndTokens(t *testing.T) {
 
 	// Inactive user, then delete.
 	a.ok(204, nil, "PUT", "/users/alice2", map[string]any{"status": "inactive"})
-	a.as("").fail(400, 42, "POST", "/users/login", map[string]any{"username": "alice2", "password": "secret2"})
+	a.as("").fail(401, 42, "POST", "/users/login", map[string]any{"username": "alice2", "password": "secret2"})
 	a.ok(204, nil, "DELETE", "/users/alice2", nil)
 	a.fail(404, 404, "GET", "/users/alice2", nil)
 	a.fail(400, 48, "DELETE", "/users/0", nil)
@@ -332,7 +332,7 @@ func TestHTTPSystemRoutes(t *testing.T) {
 	if num(t, cd["client_id"]) != cid || cd["consumer_groups"] == nil {
 		t.Fatalf("client %v", cd)
 	}
-	a.fail(404, 404, "GET", "/clients/4000000", nil)
+	a.fail(404, 100, "GET", "/clients/4000000", nil)
 	a.fail(400, 400, "GET", "/clients/x", nil)
 
 	var cm struct {

@@ -164,16 +164,30 @@ func TestHTTPWebUIAndMetrics(t *testing.T) {
 	if r := anon.do("GET", "/ui/app.js", nil); r.Header.Get("Content-Type") != "text/javascript; charset=utf-8" {
 		t.Fatalf("app.js content type %q", r.Header.Get("Content-Type"))
 	}
+	// The root redirects to the console.
+	noFollow := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if res, err := noFollow.Get(a.base + "/"); err != nil {
+		t.Fatal(err)
+	} else if res.Body.Close(); res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/ui/" {
+		t.Fatalf("GET / = %d, Location %q; want 302 to /ui/", res.StatusCode, res.Header.Get("Location"))
+	}
+	if r := anon.do("GET", "/", nil); r.Status != 200 || string(r.Body) != "<html>console</html>" {
+		t.Fatalf("GET / followed = %d %q", r.Status, r.Body)
+	}
+	anon.fail(404, 404, "GET", "/nope", nil)
 	anon.fail(401, 77, "GET", "/metrics", nil)
 	r := a.do("GET", "/metrics", nil)
 	if r.Status != 200 || string(r.Body) != "http_requests_total 1\n" {
 		t.Fatalf("metrics %d %q", r.Status, r.Body)
 	}
 
-	// web_ui off: 404.
+	// web_ui off: / and /ui are 404 saying how to turn the console on.
 	_, b := startHTTP(t, WithBrokerOptions(broker.WithWebUI(ui)))
-	if r := b.do("GET", "/ui", nil); r.Status != 404 {
-		t.Fatalf("/ui with web_ui off = %d", r.Status)
+	for _, path := range []string{"/", "/ui", "/ui/"} {
+		e := b.as("").fail(404, 404, "GET", path, nil)
+		if e.Code != "web_ui_disabled" || !strings.Contains(e.Reason, "IGGY_HTTP_WEB_UI=true") {
+			t.Fatalf("GET %s with web_ui off: %+v", path, e)
+		}
 	}
 	// Without WithHTTPMetrics the broker's registry is served, and it
 	// counted the requests made so far.

@@ -39,16 +39,23 @@ func (s *state) addUser(u *user) {
 	s.userByName[u.Username] = uint32(u.ID)
 }
 
-// applyBootstrap creates the root user (first start only).
+// applyBootstrap creates the root user (first start only), created at
+// the entry's commit time; auth.RootCreatedAt only for an entry without
+// one. The reference's fixed sentinel (semantics.md §2.1) shows as
+// "1970-01-01" in every client, so Iggo records the real time.
 func (s *state) applyBootstrap(e *Entry) {
 	if _, ok := s.users[uint32(auth.RootUserID)]; ok {
 		return
+	}
+	created := e.Timestamp
+	if created == 0 {
+		created = auth.RootCreatedAt
 	}
 	perms := rootPermissions()
 	s.addUser(&user{
 		User: auth.User{
 			ID: auth.RootUserID, Username: string(e.Body), Status: auth.StatusActive,
-			PasswordHash: string(e.Secret), Permissions: authPermissions(perms), CreatedAt: auth.RootCreatedAt,
+			PasswordHash: string(e.Secret), Permissions: authPermissions(perms), CreatedAt: created,
 		},
 		Perms: perms, PATs: map[string]*pat{},
 	})

@@ -31,6 +31,9 @@ type System struct {
 	// ConfigFile is the effective configuration written at start
 	// (GET_SNAPSHOT_FILE's ServerConfig entry).
 	ConfigFile string
+	// LogFile is the active log file (GET_SNAPSHOT_FILE's ServerLogs
+	// entry holds its tail); empty when the log file is off.
+	LogFile string
 	// TCPAddr returns the bound TCP address, nil when TCP is disabled.
 	TCPAddr func() net.Addr
 	// QUICAddr and WebSocketAddr return the bound QUIC (UDP) and
@@ -260,7 +263,7 @@ func (s *Store) getSnapshotFile(x *dispatch.Exchange, d *dispatch.Dispatcher, sy
 		case wire.SnapshotTest:
 			err = add("test.txt", []byte("test\n"))
 		case wire.SnapshotServerLogs:
-			err = add("server_logs.txt", []byte("iggo writes its log to standard error; no log files are kept.\n"))
+			err = add("server_logs.txt", serverLogs(sys.LogFile))
 		case wire.SnapshotServerConfig:
 			err = add("server_config.toml", readBounded(sys.ConfigFile))
 		}

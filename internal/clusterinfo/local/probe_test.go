@@ -2,6 +2,8 @@ package local
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -40,5 +42,20 @@ func TestAgreed(t *testing.T) {
 				t.Fatalf("Agreed = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestReasonNamesTheCauseOnce(t *testing.T) {
+	const addr = "127.0.0.1:1"
+	_, err := Dial(t.Context(), addr)
+	if err == nil {
+		t.Skip("something listens on port 1")
+	}
+	if got := Reason(err, addr); got != "dial: connection refused" {
+		t.Fatalf("Reason(%q) = %q", err, got)
+	}
+	wrapped := fmt.Errorf("login at %s: %w", addr, &ServerError{Code: 42})
+	if got := Reason(wrapped, addr); strings.Contains(got, addr) || !strings.HasPrefix(got, "login: ") {
+		t.Fatalf("Reason(%q) = %q", wrapped, got)
 	}
 }
