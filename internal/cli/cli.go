@@ -108,9 +108,10 @@ func newRoot(env Env) (*cobra.Command, *app) {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usagef("%v (see '%s --help')", err, cmd.CommandPath())
 	})
+	a.addClientFlags(root) // global: before or after the subcommand
 	root.AddCommand(
-		newServerCmd(env),
-		newBenchCmd(env),
+		a.ownFlagsOnly(newServerCmd(env)),
+		a.ownFlagsOnly(newBenchCmd(env)),
 		a.pingCmd(),
 		a.meCmd(),
 		a.statsCmd(),

@@ -124,24 +124,19 @@ func (a *app) addConnFlags(fs *pflag.FlagSet) {
 }
 
 // addClientFlags defines the connection, context, output and timeout
-// flags shared by every client command (persistent on each command group,
-// so they may follow any subcommand).
+// flags shared by every client command. They are persistent flags of the
+// root, so they may come before or after the subcommand
+// (`iggo --addr X --tls stream list` and `iggo stream list --addr X --tls`)
+// and `iggo --help` lists them; `iggo server` and `iggo bench` refuse them
+// (ownFlagsOnly).
 func (a *app) addClientFlags(cmd *cobra.Command) {
 	fs := cmd.PersistentFlags()
 	a.addConnFlags(fs)
 	fs.StringVar(&a.conn.context, "context", "", "saved context to use (env "+EnvContext+"; default: the current context, see 'iggo context')")
-	a.addOutputFlag(fs)
+	fs.StringVarP(&a.output, "output", "o", "table", "output format: table (text) or json")
 	fs.DurationVar(&a.timeout, "timeout", DefaultTimeout, "bound on connecting and on each request; 0 means none")
 	cmd.RegisterFlagCompletionFunc("context", a.completeContexts)
 	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{outputTable, outputJSON}, cobra.ShellCompDirectiveNoFileComp))
-}
-
-// addOutputFlag defines --output.
-func (a *app) addOutputFlag(fs *pflag.FlagSet) {
-	if fs.Lookup("output") != nil {
-		return
-	}
-	fs.StringVarP(&a.output, "output", "o", "table", "output format: table (text) or json")
 }
 
 // flagLayer returns the connection flags given on the command line.
