@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iggo-dev/iggo/internal/broker"
 	"github.com/spf13/cobra"
 )
 
@@ -89,6 +90,7 @@ func newRoot(env Env) (*cobra.Command, *app) {
 		Long:                       rootLong,
 		SilenceUsage:               true,
 		SilenceErrors:              true,
+		Version:                    broker.Version,
 		Args:                       cobra.ArbitraryArgs,
 		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -102,6 +104,8 @@ func newRoot(env Env) (*cobra.Command, *app) {
 			return cmd.Help()
 		},
 	}
+	root.SetVersionTemplate(versionText())
+	root.Flags().BoolP("version", "v", false, "print the iggo version, the Iggy protocol version and build information")
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetIn(env.stdin())
@@ -130,6 +134,7 @@ func newRoot(env Env) (*cobra.Command, *app) {
 		a.sendCmd(),
 		a.pollCmd(),
 		a.contextCmd(),
+		a.versionCmd(),
 	)
 	return root, a
 }

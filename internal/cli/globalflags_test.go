@@ -43,7 +43,7 @@ func TestGlobalFlagsBeforeSubcommand(t *testing.T) {
 		}
 	}
 	help := runBinary(t, bin, env, "", "--help").stdout
-	for _, f := range []string{"--addr", "--transport", "--tls ", "--tls-ca", "--tls-insecure", "--tls-server-name", "--username", "--password", "--token", "--context", "--timeout", "--output"} {
+	for _, f := range []string{"--addr", "--transport", "--tls ", "--tls-ca", "--tls-insecure", "--tls-server-name", "--username", "--password", "--token", "--context", "--timeout", "--output", "--version"} {
 		if !strings.Contains(help, f) {
 			t.Fatalf("iggo --help lacks %s:\n%s", f, help)
 		}
