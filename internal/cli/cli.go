@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -41,6 +42,11 @@ func Execute(ctx context.Context, env Env) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if _, known := errors.AsType[*tlsMismatchError](err); !known && (isConnectionError(err) || isProtocolError(err)) {
+		if m := a.explainTLSMismatch(ctx, err); m != nil { // tlsmismatch.go
+			err = m
+		}
 	}
 	code := exitCode(err)
 	if code == ExitInterrupted && ctx.Err() == nil {
@@ -146,6 +152,12 @@ type app struct {
 	conn    connFlags
 	output  string
 	timeout time.Duration
+	// dialed is the target of the last connection attempt, nil before
+	// one.
+	dialed *target
+	// unanswered is set while the connection dialed has not had an
+	// exchange watched by watchPlainTLS.
+	unanswered bool
 }
 
 func lookup(environ []string, key string) string {

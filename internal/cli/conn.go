@@ -68,6 +68,10 @@ type target struct {
 	TLSCA         string `toml:"tls_ca,omitempty"`
 	TLSInsecure   bool   `toml:"tls_insecure,omitempty"`
 	TLSServerName string `toml:"tls_server_name,omitempty"`
+	// context is the saved context a merged target used ("" for none)
+	// and tlsFrom the last layer that turned TLS on in it (tlsFromContext,
+	// tlsFromEnv, tlsFromFlags); neither is saved.
+	context, tlsFrom string
 }
 
 // over applies layer l on top of t. Credentials travel as a unit: a layer
@@ -220,6 +224,7 @@ func (a *app) resolve(cmd *cobra.Command) (target, error) {
 		switch {
 		case ok:
 			t.over(c)
+			t.context, t.tlsFrom = name, tlsSource(c, tlsFromContext)
 		case explicit:
 			return target{}, usagef("no context named %q (see 'iggo context list')", name)
 		default:
@@ -231,7 +236,14 @@ func (a *app) resolve(cmd *cobra.Command) (target, error) {
 		return target{}, err
 	}
 	t.over(env)
-	t.over(a.flagLayer(cmd))
+	if from := tlsSource(env, tlsFromEnv); from != "" {
+		t.tlsFrom = from
+	}
+	fl := a.flagLayer(cmd)
+	t.over(fl)
+	if from := tlsSource(fl, tlsFromFlags); from != "" {
+		t.tlsFrom = from
+	}
 	if err := t.resolveTransport(); err != nil { // transport.go
 		return target{}, err
 	}
@@ -297,6 +309,7 @@ func (a *app) dial(cmd *cobra.Command, login bool) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.dialed = &t // for explainTLSMismatch
 	opts := []client.Option{client.WithSDKInfo(sdkName, client.DefaultSDKVersion), client.WithDialTimeout(a.timeout)}
 	if a.timeout > 0 {
 		// A reply that does not come within the timeout makes the SDK treat
@@ -318,7 +331,18 @@ func (a *app) dial(cmd *cobra.Command, login bool) (*client.Client, error) {
 	}
 	ctx, cancel := a.reqCtx(cmd.Context())
 	defer cancel()
+	a.unanswered = true
+	ctx, stopWatch := a.watchPlainTLS(ctx, &t) // tlsmismatch.go
 	c, err := client.Dial(ctx, t.Addr, opts...)
+	if merr := stopWatch(); merr != nil {
+		if c != nil {
+			c.Close()
+		}
+		return nil, merr
+	}
+	if !login {
+		a.unanswered = true // nothing was sent yet: watch the first call
+	}
 	if err != nil {
 		if isEviction(err) || isWireError(err) {
 			who := "as " + t.Username
@@ -354,5 +378,10 @@ func (a *app) withClient(cmd *cobra.Command, f func(c *client.Client) error) err
 func (a *app) call(cmd *cobra.Command, f func(ctx context.Context) error) error {
 	ctx, cancel := a.reqCtx(cmd.Context())
 	defer cancel()
-	return f(ctx)
+	ctx, stopWatch := a.watchPlainTLS(ctx, a.dialed) // tlsmismatch.go
+	err := f(ctx)
+	if merr := stopWatch(); merr != nil {
+		return merr
+	}
+	return err
 }

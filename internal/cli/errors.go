@@ -181,6 +181,13 @@ func errorLine(err error, timeout string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(b.String(), "\n", "; ")), " ")
 }
 
+// isProtocolError reports a reply that breaks the protocol, such as TLS
+// bytes where a frame was expected.
+func isProtocolError(err error) bool {
+	_, ok := errors.AsType[*client.ProtocolError](err)
+	return ok
+}
+
 func isLostConnection(err error) bool {
 	_, ok := errors.AsType[*client.ConnError](err)
 	return ok
