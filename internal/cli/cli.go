@@ -115,9 +115,7 @@ func newRoot(env Env) (*cobra.Command, *app) {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetIn(env.stdin())
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usagef("%v (see '%s --help')", err, cmd.CommandPath())
-	})
+	root.SetFlagErrorFunc(flagError) // flagerrors.go
 	a.addClientFlags(root) // global: before or after the subcommand
 	root.AddCommand(
 		a.ownFlagsOnly(newServerCmd(env)),

@@ -261,17 +261,28 @@ func (a *app) resolve(cmd *cobra.Command) (target, error) {
 	return t, nil
 }
 
-// checkAddrList checks a plain address list ("host:port,host:port"): the
-// SDK tries the entries in order and then follows the cluster leader. A
-// single address is left to the dial, as before lists existed, and a
-// connection string to its parser.
+// checkAddrList checks the address, or each of a list
+// ("host:port,host:port"; the SDK tries the entries in order and then
+// follows the cluster leader), or each address of a connection string:
+// host:port with a port from 1 to 65535. A malformed address is a usage
+// error (exit 2), not a connection failure.
 func (t *target) checkAddrList() error {
-	if client.IsConnectionString(t.Addr) || !strings.Contains(t.Addr, ",") {
-		return nil
+	addrs := strings.Split(t.Addr, ",")
+	if client.IsConnectionString(t.Addr) {
+		cs, err := client.ParseConnectionString(t.Addr)
+		if err != nil {
+			return usagef("--addr: %v", err)
+		}
+		addrs = cs.Addrs
 	}
-	for _, a := range strings.Split(t.Addr, ",") {
-		if _, _, err := net.SplitHostPort(strings.TrimSpace(a)); err != nil {
-			return usagef("--addr %q: want host:port or a comma-separated list of host:port", t.Addr)
+	for _, a := range addrs {
+		a = strings.TrimSpace(a)
+		host, port, err := net.SplitHostPort(a)
+		if err != nil || host == "" && strings.Contains(t.Addr, ",") {
+			return usagef("--addr %q: want host:port or a comma-separated list of host:port", a)
+		}
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+			return usagef("--addr %q: the port must be a number from 1 to 65535", a)
 		}
 	}
 	return nil
