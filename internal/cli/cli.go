@@ -39,7 +39,7 @@ func (e Env) stdin() io.Reader {
 func Execute(ctx context.Context, env Env) int {
 	root, a := newRoot(env)
 	root.SetArgs(env.Args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
@@ -52,12 +52,23 @@ func Execute(ctx context.Context, env Env) int {
 	if code == ExitInterrupted && ctx.Err() == nil {
 		code = ExitError
 	}
+	if isServerCmd(cmd) && code != ExitUsage {
+		// The server's own exit codes (docs/OPERATIONS.md): 0 after a
+		// shutdown, 2 usage, 1 any failure to start or to run, including a
+		// listen address in use.
+		code = ExitError
+	}
 	timeout := ""
 	if a.timeout > 0 {
 		timeout = a.timeout.String()
 	}
 	fmt.Fprintln(env.Stderr, "iggo:", errorLine(err, timeout))
 	return code
+}
+
+// isServerCmd reports whether cmd is `iggo server`.
+func isServerCmd(cmd *cobra.Command) bool {
+	return cmd != nil && cmd.Name() == "server" && cmd.HasParent() && !cmd.Parent().HasParent()
 }
 
 // NewRoot returns the root command.

@@ -96,6 +96,9 @@ func runServer(cmd *cobra.Command, env Env, f serverFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := serverPreflight(&cfg); err != nil { // server_preflight.go: before anything is created or removed
+		return err
+	}
 	// --fresh runs before the log file opens, which lives under the data
 	// directory by default.
 	if f.fresh {
