@@ -126,8 +126,10 @@ func newRoot(env Env) (*cobra.Command, *app) {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetIn(env.stdin())
-	root.SetFlagErrorFunc(flagError) // flagerrors.go
-	a.addClientFlags(root) // global: before or after the subcommand
+	// flagerrors.go: a value that does not parse names the flag.
+	root.SetFlagErrorFunc(flagError)
+	// The client flags are global: before or after the subcommand.
+	a.addClientFlags(root)
 	root.AddCommand(
 		a.ownFlagsOnly(newServerCmd(env)),
 		a.ownFlagsOnly(newBenchCmd(env)),

@@ -117,7 +117,7 @@ type connFlags struct {
 func (a *app) addConnFlags(fs *pflag.FlagSet) {
 	f := &a.conn
 	fs.StringVar(&f.t.Addr, "addr", "", "server address host:port, several as host:port,host:port (tried in order; the client follows the cluster leader), or connection string iggy[+quic|+ws]://user:pass@host:port[,host:port]?tls=true (env "+EnvAddr+"; default "+DefaultAddr+", with --transport quic "+DefaultQUICAddr+", ws "+DefaultWebSocketAddr+")")
-	fs.StringVar(&f.t.Transport, "transport", "", "transport: tcp, quic or ws; --tls with ws is WSS (env "+EnvTransport+"; default tcp, or the connection string's)")
+	fs.StringVar(&f.t.Transport, "transport", "", "transport: tcp, quic or ws; --tls with ws is WSS; quic verifies the server certificate only with --tls or --tls-ca (without, a note on standard error says so) (env "+EnvTransport+"; default tcp, or the connection string's)")
 	fs.StringVar(&f.t.Username, "username", "", "username (env "+EnvUsername+"; default "+DefaultUsername+")")
 	fs.StringVar(&f.t.Password, "password", "", "password (env "+EnvPassword+"; default "+DefaultPassword+")")
 	fs.StringVar(&f.t.Token, "token", "", "personal access token, used instead of username and password (env "+EnvToken+")")
@@ -332,6 +332,9 @@ func (a *app) dial(cmd *cobra.Command, login bool) (*client.Client, error) {
 	}
 	if tr := t.clientTransport(); tr != nil { // transport.go
 		opts = append(opts, client.WithTransport(tr))
+	}
+	if t.quicUnverified(tc) { // transport.go
+		fmt.Fprintln(a.env.Stderr, quicUnverifiedNote)
 	}
 	if login && !t.credsInAddr() {
 		if t.Token != "" {
