@@ -86,16 +86,19 @@ an argument made only of digits is an id.
 
 Connection settings, later wins: defaults (127.0.0.1:8090, user iggy, password
 iggy), the saved context (--context, IGGO_CONTEXT, else the current one; see
-'iggo context'), the environment (IGGO_ADDR, IGGO_USERNAME, IGGO_PASSWORD,
-IGGO_TOKEN, IGGO_TLS, IGGO_TLS_CA, IGGO_TLS_INSECURE, IGGO_TLS_SERVER_NAME),
-then the flags (--addr, --username, --password, --token, --tls, --tls-ca,
---tls-insecure, --tls-server-name). A token replaces a lower layer's username
-and password and vice versa.
+'iggo context'), the environment (IGGO_ADDR, IGGO_TRANSPORT, IGGO_USERNAME,
+IGGO_PASSWORD, IGGO_TOKEN, IGGO_TLS, IGGO_TLS_CA, IGGO_TLS_INSECURE,
+IGGO_TLS_SERVER_NAME), then the flags (--addr, --transport, --username,
+--password, --token, --tls, --tls-ca, --tls-insecure, --tls-server-name). A
+token replaces a lower layer's username and password and vice versa. These
+flags, --context, --output and --timeout are global: they may come before or
+after the subcommand (iggo --addr HOST:PORT --tls stream list).
 
 Exit codes: 0 success; 1 error (including every error the server answers,
 named in the message, e.g. StreamIdNotFound); 2 usage (unknown command or
 flag, bad argument); 3 connection (unreachable server, TLS, lost connection,
-timeout); 4 login refused; 130 interrupted.`
+timeout); 4 login refused; 130 interrupted. 'iggo server' exits 0 after a
+shutdown, 1 when it cannot start or fails, 2 on a usage error.`
 
 // newRoot builds the command tree. Adding a command is one line in the
 // AddCommand list.
