@@ -169,6 +169,8 @@ type app struct {
 	// dialed is the target of the last connection attempt, nil before
 	// one.
 	dialed *target
+	// origin says where the resolved target's TLS setting came from.
+	origin tlsOrigin
 	// unanswered is set while the connection dialed has not had an
 	// exchange watched by watchPlainTLS.
 	unanswered bool

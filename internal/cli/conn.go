@@ -68,10 +68,6 @@ type target struct {
 	TLSCA         string `toml:"tls_ca,omitempty"`
 	TLSInsecure   bool   `toml:"tls_insecure,omitempty"`
 	TLSServerName string `toml:"tls_server_name,omitempty"`
-	// context is the saved context a merged target used ("" for none)
-	// and tlsFrom the last layer that turned TLS on in it (tlsFromContext,
-	// tlsFromEnv, tlsFromFlags); neither is saved.
-	context, tlsFrom string
 }
 
 // over applies layer l on top of t. Credentials travel as a unit: a layer
@@ -207,6 +203,7 @@ func (a *app) getenv(key string) string { return lookup(a.env.Environ, key) }
 // flags into the connection target.
 func (a *app) resolve(cmd *cobra.Command) (target, error) {
 	var t target
+	var origin tlsOrigin
 	name := a.conn.context
 	if !cmd.Flags().Changed("context") {
 		name = a.getenv(EnvContext)
@@ -224,7 +221,7 @@ func (a *app) resolve(cmd *cobra.Command) (target, error) {
 		switch {
 		case ok:
 			t.over(c)
-			t.context, t.tlsFrom = name, tlsSource(c, tlsFromContext)
+			origin = tlsOrigin{context: name, from: tlsSource(c, tlsFromContext)}
 		case explicit:
 			return target{}, usagef("no context named %q (see 'iggo context list')", name)
 		default:
@@ -237,13 +234,14 @@ func (a *app) resolve(cmd *cobra.Command) (target, error) {
 	}
 	t.over(env)
 	if from := tlsSource(env, tlsFromEnv); from != "" {
-		t.tlsFrom = from
+		origin.from = from
 	}
 	fl := a.flagLayer(cmd)
 	t.over(fl)
 	if from := tlsSource(fl, tlsFromFlags); from != "" {
-		t.tlsFrom = from
+		origin.from = from
 	}
+	a.origin = origin
 	if err := t.resolveTransport(); err != nil { // transport.go
 		return target{}, err
 	}

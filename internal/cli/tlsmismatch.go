@@ -55,6 +55,13 @@ func (e *tlsMismatchError) Error() string {
 	return "the server is not speaking TLS: drop --tls and the --tls-* flags"
 }
 
+// tlsOrigin is where a resolved target's TLS setting came from: the
+// saved context in use ("" for none) and the last layer that turned TLS
+// on (tlsFrom*, "" when none did).
+type tlsOrigin struct {
+	context, from string
+}
+
 // tlsSource returns from when layer l turns TLS on, else "".
 func tlsSource(l target, from string) string {
 	if l.TLS || l.TLSCA != "" || l.TLSInsecure || l.TLSServerName != "" {
@@ -97,7 +104,7 @@ func (a *app) explainTLSMismatch(ctx context.Context, err error) error {
 	} else if first, _, ok := strings.Cut(addr, ","); ok {
 		addr = strings.TrimSpace(first)
 	}
-	mismatch := &connError{addr: addr, err: &tlsMismatchError{serverTLS: !tlsOn, context: t.context, from: t.tlsFrom, connString: connString}}
+	mismatch := &connError{addr: addr, err: &tlsMismatchError{serverTLS: !tlsOn, context: a.origin.context, from: a.origin.from, connString: connString}}
 	if tlsOn {
 		if _, ok := errors.AsType[tls.RecordHeaderError](err); ok {
 			return mismatch
@@ -172,7 +179,7 @@ func (a *app) watchPlainTLS(ctx context.Context, t *target) (context.Context, fu
 		pctx, done := context.WithTimeout(wctx, maxTLSProbe)
 		defer done()
 		if speaksTLS(pctx, addr) {
-			cancel(&connError{addr: addr, err: &tlsMismatchError{serverTLS: true, context: t.context}})
+			cancel(&connError{addr: addr, err: &tlsMismatchError{serverTLS: true, context: a.origin.context}})
 		}
 	})
 	return wctx, func() error {
