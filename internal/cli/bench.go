@@ -192,9 +192,9 @@ func newBenchScenarioCmd(env Env, s bench.Scenario) *cobra.Command {
 	fl.BoolVar(&c.TLSInsecure, "tls-insecure", false, "do not verify the server certificate")
 	fl.StringVar(&c.Username, "username", bench.DefaultUsername, "user to log in as (the embedded broker's root user)")
 	fl.StringVar(&c.Password, "password", bench.DefaultPassword, "password")
-	fl.StringVar(&f.baseline, "baseline", bench.DefaultBaseline.String(), "measure loopback TCP throughput this long first; 0 skips it")
-	fl.StringVar(&f.disk, "disk-baseline", bench.DefaultDiskBaseline.String(), "measure 1 MiB writes each followed by fdatasync this long first; 0 skips it")
-	fl.StringVar(&f.cache, "cache-baseline", bench.DefaultCacheBaseline.String(), "measure 1 MiB writes without sync (the page cache) this long first, in the disk baseline's directory; 0 skips it")
+	fl.StringVar(&f.baseline, "baseline", bench.DefaultBaseline.String(), "measure loopback TCP throughput this long first; 0 skips it and, unless --disk-baseline or --cache-baseline is given, those baselines too")
+	fl.StringVar(&f.disk, "disk-baseline", "", "measure 1 MiB writes each followed by fdatasync this long first; 0 skips it (default "+bench.DefaultDiskBaseline.String()+", 0 with --baseline 0)")
+	fl.StringVar(&f.cache, "cache-baseline", "", "measure 1 MiB writes without sync (the page cache) this long first, in the disk baseline's directory; 0 skips it (default "+bench.DefaultCacheBaseline.String()+", 0 with --baseline 0)")
 	fl.StringVar(&c.DiskBaselineDir, "disk-baseline-dir", "", "directory of the disk and page-cache baselines, on the broker's data file system (default: the embedded broker's data directory, else the temporary directory)")
 	fl.StringVar(&f.resources, "resource-sampling", bench.DefaultResourceSampling.String(), "sample the broker process (RSS, threads, open files, CPU; heap and goroutines when embedded) this often when it runs on this machine; 0 never")
 	fl.StringVar(&f.segment, "segment-size", "", "segment_size of the benchmark topics, e.g. \"16 MiB\" (default: the server's)")
@@ -236,6 +236,12 @@ func parseBenchFlags(f *benchFlags) (bench.Config, error) {
 	dur("warmup-time", f.warmup, &c.WarmupTime)
 	dur("sampling-time", f.sampling, &c.SamplingTime)
 	dur("baseline", f.baseline, &c.Baseline)
+	// --baseline 0 turns every baseline off; --disk-baseline and
+	// --cache-baseline, when given, still apply.
+	c.DiskBaseline, c.CacheBaseline = bench.DefaultDiskBaseline, bench.DefaultCacheBaseline
+	if f.baseline != "" && c.Baseline == 0 {
+		c.DiskBaseline, c.CacheBaseline = 0, 0
+	}
 	dur("disk-baseline", f.disk, &c.DiskBaseline)
 	dur("cache-baseline", f.cache, &c.CacheBaseline)
 	dur("resource-sampling", f.resources, &c.ResourceSampling)

@@ -100,3 +100,31 @@ func TestBenchRunsEmbedded(t *testing.T) {
 		t.Fatal("compare of a missing file succeeded")
 	}
 }
+
+// TestBenchBaselineZero: --baseline 0 turns off every baseline, unless
+// --disk-baseline or --cache-baseline is given; by default all three run.
+func TestBenchBaselineZero(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		f                     benchFlags
+		loop, disk, pageCache time.Duration
+	}{
+		{"defaults", benchFlags{baseline: bench.DefaultBaseline.String()}, bench.DefaultBaseline, bench.DefaultDiskBaseline, bench.DefaultCacheBaseline},
+		{"baseline 0", benchFlags{baseline: "0"}, 0, 0, 0},
+		{"baseline 0, disk given", benchFlags{baseline: "0", disk: "1s"}, 0, time.Second, 0},
+		{"baseline 0, cache given", benchFlags{baseline: "0", cache: "500ms"}, 0, 0, 500 * time.Millisecond},
+		{"disk 0", benchFlags{baseline: "1s", disk: "0"}, time.Second, 0, bench.DefaultCacheBaseline},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.f
+			f.sampling = "100ms"
+			cfg, err := parseBenchFlags(&f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Baseline != tc.loop || cfg.DiskBaseline != tc.disk || cfg.CacheBaseline != tc.pageCache {
+				t.Fatalf("baselines %v %v %v, want %v %v %v", cfg.Baseline, cfg.DiskBaseline, cfg.CacheBaseline, tc.loop, tc.disk, tc.pageCache)
+			}
+		})
+	}
+}

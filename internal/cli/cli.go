@@ -4,12 +4,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/iggo-dev/iggo/internal/broker"
 	"github.com/spf13/cobra"
 )
 
@@ -37,12 +39,23 @@ func (e Env) stdin() io.Reader {
 func Execute(ctx context.Context, env Env) int {
 	root, a := newRoot(env)
 	root.SetArgs(env.Args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
+	if _, known := errors.AsType[*tlsMismatchError](err); !known && (isConnectionError(err) || isProtocolError(err)) {
+		if m := a.explainTLSMismatch(ctx, err); m != nil { // tlsmismatch.go
+			err = m
+		}
+	}
 	code := exitCode(err)
 	if code == ExitInterrupted && ctx.Err() == nil {
+		code = ExitError
+	}
+	if isServerCmd(cmd) && code != ExitUsage {
+		// The server's own exit codes (docs/OPERATIONS.md): 0 after a
+		// shutdown, 2 usage, 1 any failure to start or to run, including a
+		// listen address in use.
 		code = ExitError
 	}
 	timeout := ""
@@ -51,6 +64,11 @@ func Execute(ctx context.Context, env Env) int {
 	}
 	fmt.Fprintln(env.Stderr, "iggo:", errorLine(err, timeout))
 	return code
+}
+
+// isServerCmd reports whether cmd is `iggo server`.
+func isServerCmd(cmd *cobra.Command) bool {
+	return cmd != nil && cmd.Name() == "server" && cmd.HasParent() && !cmd.Parent().HasParent()
 }
 
 // NewRoot returns the root command.
@@ -68,16 +86,19 @@ an argument made only of digits is an id.
 
 Connection settings, later wins: defaults (127.0.0.1:8090, user iggy, password
 iggy), the saved context (--context, IGGO_CONTEXT, else the current one; see
-'iggo context'), the environment (IGGO_ADDR, IGGO_USERNAME, IGGO_PASSWORD,
-IGGO_TOKEN, IGGO_TLS, IGGO_TLS_CA, IGGO_TLS_INSECURE, IGGO_TLS_SERVER_NAME),
-then the flags (--addr, --username, --password, --token, --tls, --tls-ca,
---tls-insecure, --tls-server-name). A token replaces a lower layer's username
-and password and vice versa.
+'iggo context'), the environment (IGGO_ADDR, IGGO_TRANSPORT, IGGO_USERNAME,
+IGGO_PASSWORD, IGGO_TOKEN, IGGO_TLS, IGGO_TLS_CA, IGGO_TLS_INSECURE,
+IGGO_TLS_SERVER_NAME), then the flags (--addr, --transport, --username,
+--password, --token, --tls, --tls-ca, --tls-insecure, --tls-server-name). A
+token replaces a lower layer's username and password and vice versa. These
+flags, --context, --output and --timeout are global: they may come before or
+after the subcommand (iggo --addr HOST:PORT --tls stream list).
 
 Exit codes: 0 success; 1 error (including every error the server answers,
 named in the message, e.g. StreamIdNotFound); 2 usage (unknown command or
 flag, bad argument); 3 connection (unreachable server, TLS, lost connection,
-timeout); 4 login refused; 130 interrupted.`
+timeout); 4 login refused; 130 interrupted. 'iggo server' exits 0 after a
+shutdown, 1 when it cannot start or fails, 2 on a usage error.`
 
 // newRoot builds the command tree. Adding a command is one line in the
 // AddCommand list.
@@ -89,6 +110,7 @@ func newRoot(env Env) (*cobra.Command, *app) {
 		Long:                       rootLong,
 		SilenceUsage:               true,
 		SilenceErrors:              true,
+		Version:                    broker.Version,
 		Args:                       cobra.ArbitraryArgs,
 		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -102,15 +124,18 @@ func newRoot(env Env) (*cobra.Command, *app) {
 			return cmd.Help()
 		},
 	}
+	root.SetVersionTemplate(versionText())
+	root.Flags().BoolP("version", "v", false, "print the iggo version, the Iggy protocol version and build information")
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetIn(env.stdin())
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usagef("%v (see '%s --help')", err, cmd.CommandPath())
-	})
+	// flagerrors.go: a value that does not parse names the flag.
+	root.SetFlagErrorFunc(flagError)
+	// The client flags are global: before or after the subcommand.
+	a.addClientFlags(root)
 	root.AddCommand(
-		newServerCmd(env),
-		newBenchCmd(env),
+		a.ownFlagsOnly(newServerCmd(env)),
+		a.ownFlagsOnly(newBenchCmd(env)),
 		a.pingCmd(),
 		a.meCmd(),
 		a.statsCmd(),
@@ -129,6 +154,7 @@ func newRoot(env Env) (*cobra.Command, *app) {
 		a.sendCmd(),
 		a.pollCmd(),
 		a.contextCmd(),
+		a.versionCmd(),
 	)
 	return root, a
 }
@@ -140,6 +166,14 @@ type app struct {
 	conn    connFlags
 	output  string
 	timeout time.Duration
+	// dialed is the target of the last connection attempt, nil before
+	// one.
+	dialed *target
+	// origin says where the resolved target's TLS setting came from.
+	origin tlsOrigin
+	// unanswered is set while the connection dialed has not had an
+	// exchange watched by watchPlainTLS.
+	unanswered bool
 }
 
 func lookup(environ []string, key string) string {

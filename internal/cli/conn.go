@@ -113,7 +113,7 @@ type connFlags struct {
 func (a *app) addConnFlags(fs *pflag.FlagSet) {
 	f := &a.conn
 	fs.StringVar(&f.t.Addr, "addr", "", "server address host:port, several as host:port,host:port (tried in order; the client follows the cluster leader), or connection string iggy[+quic|+ws]://user:pass@host:port[,host:port]?tls=true (env "+EnvAddr+"; default "+DefaultAddr+", with --transport quic "+DefaultQUICAddr+", ws "+DefaultWebSocketAddr+")")
-	fs.StringVar(&f.t.Transport, "transport", "", "transport: tcp, quic or ws; --tls with ws is WSS (env "+EnvTransport+"; default tcp, or the connection string's)")
+	fs.StringVar(&f.t.Transport, "transport", "", "transport: tcp, quic or ws; --tls with ws is WSS; quic verifies the server certificate only with --tls or --tls-ca (without, a note on standard error says so) (env "+EnvTransport+"; default tcp, or the connection string's)")
 	fs.StringVar(&f.t.Username, "username", "", "username (env "+EnvUsername+"; default "+DefaultUsername+")")
 	fs.StringVar(&f.t.Password, "password", "", "password (env "+EnvPassword+"; default "+DefaultPassword+")")
 	fs.StringVar(&f.t.Token, "token", "", "personal access token, used instead of username and password (env "+EnvToken+")")
@@ -124,24 +124,19 @@ func (a *app) addConnFlags(fs *pflag.FlagSet) {
 }
 
 // addClientFlags defines the connection, context, output and timeout
-// flags shared by every client command (persistent on each command group,
-// so they may follow any subcommand).
+// flags shared by every client command. They are persistent flags of the
+// root, so they may come before or after the subcommand
+// (`iggo --addr X --tls stream list` and `iggo stream list --addr X --tls`)
+// and `iggo --help` lists them; `iggo server` and `iggo bench` refuse them
+// (ownFlagsOnly).
 func (a *app) addClientFlags(cmd *cobra.Command) {
 	fs := cmd.PersistentFlags()
 	a.addConnFlags(fs)
 	fs.StringVar(&a.conn.context, "context", "", "saved context to use (env "+EnvContext+"; default: the current context, see 'iggo context')")
-	a.addOutputFlag(fs)
+	fs.StringVarP(&a.output, "output", "o", "table", "output format: table (text), json or yaml")
 	fs.DurationVar(&a.timeout, "timeout", DefaultTimeout, "bound on connecting and on each request; 0 means none")
 	cmd.RegisterFlagCompletionFunc("context", a.completeContexts)
 	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{outputTable, outputJSON, outputYAML}, cobra.ShellCompDirectiveNoFileComp))
-}
-
-// addOutputFlag defines --output.
-func (a *app) addOutputFlag(fs *pflag.FlagSet) {
-	if fs.Lookup("output") != nil {
-		return
-	}
-	fs.StringVarP(&a.output, "output", "o", "table", "output format: table (text), json or yaml")
 }
 
 // flagLayer returns the connection flags given on the command line.
@@ -208,6 +203,7 @@ func (a *app) getenv(key string) string { return lookup(a.env.Environ, key) }
 // flags into the connection target.
 func (a *app) resolve(cmd *cobra.Command) (target, error) {
 	var t target
+	var origin tlsOrigin
 	name := a.conn.context
 	if !cmd.Flags().Changed("context") {
 		name = a.getenv(EnvContext)
@@ -225,6 +221,7 @@ func (a *app) resolve(cmd *cobra.Command) (target, error) {
 		switch {
 		case ok:
 			t.over(c)
+			origin = tlsOrigin{context: name, from: tlsSource(c, tlsFromContext)}
 		case explicit:
 			return target{}, usagef("no context named %q (see 'iggo context list')", name)
 		default:
@@ -236,7 +233,15 @@ func (a *app) resolve(cmd *cobra.Command) (target, error) {
 		return target{}, err
 	}
 	t.over(env)
-	t.over(a.flagLayer(cmd))
+	if from := tlsSource(env, tlsFromEnv); from != "" {
+		origin.from = from
+	}
+	fl := a.flagLayer(cmd)
+	t.over(fl)
+	if from := tlsSource(fl, tlsFromFlags); from != "" {
+		origin.from = from
+	}
+	a.origin = origin
 	if err := t.resolveTransport(); err != nil { // transport.go
 		return target{}, err
 	}
@@ -254,17 +259,28 @@ func (a *app) resolve(cmd *cobra.Command) (target, error) {
 	return t, nil
 }
 
-// checkAddrList checks a plain address list ("host:port,host:port"): the
-// SDK tries the entries in order and then follows the cluster leader. A
-// single address is left to the dial, as before lists existed, and a
-// connection string to its parser.
+// checkAddrList checks the address, or each of a list
+// ("host:port,host:port"; the SDK tries the entries in order and then
+// follows the cluster leader), or each address of a connection string:
+// host:port with a port from 1 to 65535. A malformed address is a usage
+// error (exit 2), not a connection failure.
 func (t *target) checkAddrList() error {
-	if client.IsConnectionString(t.Addr) || !strings.Contains(t.Addr, ",") {
-		return nil
+	addrs := strings.Split(t.Addr, ",")
+	if client.IsConnectionString(t.Addr) {
+		cs, err := client.ParseConnectionString(t.Addr)
+		if err != nil {
+			return usagef("--addr: %v", err)
+		}
+		addrs = cs.Addrs
 	}
-	for _, a := range strings.Split(t.Addr, ",") {
-		if _, _, err := net.SplitHostPort(strings.TrimSpace(a)); err != nil {
-			return usagef("--addr %q: want host:port or a comma-separated list of host:port", t.Addr)
+	for _, a := range addrs {
+		a = strings.TrimSpace(a)
+		host, port, err := net.SplitHostPort(a)
+		if err != nil || host == "" && strings.Contains(t.Addr, ",") {
+			return usagef("--addr %q: want host:port or a comma-separated list of host:port", a)
+		}
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+			return usagef("--addr %q: the port must be a number from 1 to 65535", a)
 		}
 	}
 	return nil
@@ -302,6 +318,7 @@ func (a *app) dial(cmd *cobra.Command, login bool) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.dialed = &t // for explainTLSMismatch
 	opts := []client.Option{client.WithSDKInfo(sdkName, client.DefaultSDKVersion), client.WithDialTimeout(a.timeout)}
 	if a.timeout > 0 {
 		// A reply that does not come within the timeout makes the SDK treat
@@ -314,6 +331,9 @@ func (a *app) dial(cmd *cobra.Command, login bool) (*client.Client, error) {
 	if tr := t.clientTransport(); tr != nil { // transport.go
 		opts = append(opts, client.WithTransport(tr))
 	}
+	if t.quicUnverified(tc) { // transport.go
+		fmt.Fprintln(a.env.Stderr, quicUnverifiedNote)
+	}
 	if login && !t.credsInAddr() {
 		if t.Token != "" {
 			opts = append(opts, client.WithToken(t.Token))
@@ -323,7 +343,18 @@ func (a *app) dial(cmd *cobra.Command, login bool) (*client.Client, error) {
 	}
 	ctx, cancel := a.reqCtx(cmd.Context())
 	defer cancel()
+	a.unanswered = true
+	ctx, stopWatch := a.watchPlainTLS(ctx, &t) // tlsmismatch.go
 	c, err := client.Dial(ctx, t.Addr, opts...)
+	if merr := stopWatch(); merr != nil {
+		if c != nil {
+			c.Close()
+		}
+		return nil, merr
+	}
+	if !login {
+		a.unanswered = true // nothing was sent yet: watch the first call
+	}
 	if err != nil {
 		if isEviction(err) || isWireError(err) {
 			who := "as " + t.Username
@@ -359,5 +390,10 @@ func (a *app) withClient(cmd *cobra.Command, f func(c *client.Client) error) err
 func (a *app) call(cmd *cobra.Command, f func(ctx context.Context) error) error {
 	ctx, cancel := a.reqCtx(cmd.Context())
 	defer cancel()
-	return f(ctx)
+	ctx, stopWatch := a.watchPlainTLS(ctx, a.dialed) // tlsmismatch.go
+	err := f(ctx)
+	if merr := stopWatch(); merr != nil {
+		return merr
+	}
+	return err
 }

@@ -138,8 +138,9 @@ func TestTLS(t *testing.T) {
 	e.run("stream", "list", "--tls-ca", filepath.Join(e.srv.Dir, "missing.pem")).wantError(t, ExitUsage, "--tls-ca")
 	e.run("stream", "list", "--tls-ca", filepath.Join(e.srv.Dir, "key.pem")).wantError(t, ExitUsage, "no PEM certificate")
 	e.with(EnvTLS+"=maybe").run("stream", "list").wantError(t, ExitUsage, EnvTLS)
-	// Plain TCP to a TLS listener gets no answer: the timeout ends it.
-	e.run("ping", "--timeout", "300ms").wantError(t, ExitConnection, "timed out after 300ms")
+	// Plain TCP to a TLS listener: the CLI finds out and says so
+	// (tlsmismatch_test.go has the other cases).
+	e.run("ping", "--timeout", "300ms").wantError(t, ExitConnection, "the server speaks TLS: add --tls")
 }
 
 func TestConnectionErrors(t *testing.T) {

@@ -125,7 +125,6 @@ TLS) saved in `+"`"+`os.UserConfigDir()/iggo/contexts.toml`+"`"+` (IGGO_CONFIG n
 The current context is used when --context and IGGO_CONTEXT are not given.
 Settings combine, later wins: defaults (127.0.0.1:8090, iggy/iggy), the
 context, IGGO_* environment variables, then flags.`)
-	a.addOutputFlag(cmd.PersistentFlags())
 	cmd.AddCommand(a.contextCreateCmd(), a.contextUseCmd(), a.contextListCmd(), a.contextShowCmd(), a.contextDeleteCmd())
 	return cmd
 }

@@ -178,7 +178,17 @@ func errorLine(err error, timeout string) string {
 	default:
 		b.WriteString(err.Error())
 	}
-	return strings.Join(strings.Fields(strings.ReplaceAll(b.String(), "\n", "; ")), " ")
+	// A multi-line message ("invalid configuration:\n<problem>\n<problem>")
+	// becomes "invalid configuration: <problem>; <problem>".
+	line := strings.ReplaceAll(b.String(), ":\n", ": ")
+	return strings.Join(strings.Fields(strings.ReplaceAll(line, "\n", "; ")), " ")
+}
+
+// isProtocolError reports a reply that breaks the protocol, such as TLS
+// bytes where a frame was expected.
+func isProtocolError(err error) bool {
+	_, ok := errors.AsType[*client.ProtocolError](err)
+	return ok
 }
 
 func isLostConnection(err error) bool {

@@ -70,7 +70,7 @@ func newServerCmd(env Env) *cobra.Command {
 	fl.StringVar(&f.dataPath, "data-path", "", "data directory (overrides system.path)")
 	fl.StringVar(&f.logLevel, "log-level", "", "log filter, e.g. info or warn,server=debug (overrides system.logging.level and RUST_LOG)")
 	fl.IntVar(&f.replicaID, "replica-id", 0, "which [[cluster.nodes]] entry this node is (cluster mode)")
-	fl.BoolVar(&f.join, "join", false, "join a running cluster: create no raft group, wait for `iggo cluster add-node` (cluster mode)")
+	fl.BoolVar(&f.join, "join", false, "join a running cluster: create no raft group, wait for 'iggo cluster add-node' (cluster mode)")
 	fl.BoolVar(&f.printConfig, "print-config", false, "print the effective configuration (secrets masked) and exit")
 	fl.BoolVar(&f.checkConfig, "check-config", false, "validate the configuration, print any problems and exit (1 when invalid)")
 	return cmd
@@ -94,6 +94,9 @@ func runServer(cmd *cobra.Command, env Env, f serverFlags) error {
 	}
 	user, pass, err := config.RootCredentials(env.Environ)
 	if err != nil {
+		return err
+	}
+	if err := serverPreflight(&cfg); err != nil { // server_preflight.go: before anything is created or removed
 		return err
 	}
 	// --fresh runs before the log file opens, which lives under the data

@@ -110,12 +110,37 @@ func checkConfig(env Env, sc serverConfig) error {
 	if err := sc.cfg.Validate(); err != nil {
 		return fmt.Errorf("invalid configuration:\n%w", err)
 	}
-	src := "built-in defaults"
-	if sc.path != "" {
-		src = sc.path
-	}
-	fmt.Fprintf(env.Stdout, "configuration is valid (%s, %d keys)\n", src, len(config.Keys()))
+	fmt.Fprintf(env.Stdout, "configuration is valid (%s; %d keys)\n", strings.Join(sc.sources(), ", "), len(config.Keys()))
 	return nil
+}
+
+// sources names the layers the configuration was built from: the
+// defaults, the file, the IGGY_* variables that set keys and the flags
+// that did.
+func (sc *serverConfig) sources() []string {
+	out := []string{"built-in defaults"}
+	if sc.path != "" {
+		out = append(out, "file "+sc.path)
+	}
+	if vars := config.EnvOverrides(sc.environ); len(vars) > 0 {
+		out = append(out, "environment "+strings.Join(vars, " "))
+	}
+	var flags []string
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{
+		{sc.flags.address != "", "--tcp-address"}, {sc.flags.dataPath != "", "--data-path"},
+		{sc.flags.logLevel != "", "--log-level"}, {sc.flags.replicaSet, "--replica-id"}, {sc.flags.join, "--join"},
+	} {
+		if f.set {
+			flags = append(flags, f.name)
+		}
+	}
+	if len(flags) > 0 {
+		out = append(out, "flags "+strings.Join(flags, " "))
+	}
+	return out
 }
 
 func printNotices(env Env, sc serverConfig) {

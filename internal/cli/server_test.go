@@ -66,7 +66,7 @@ func TestServerCheckConfig(t *testing.T) {
 	writeTestFile(t, good, strings.Replace(quietServerTOML(data, "warn,server=debug"), `"127.0.0.1:0"`, fmt.Sprintf("%q", held.Addr().String()), 1)+"\n[bogus]\nkey = 1\n")
 	var stdout, stderr testutil.SyncBuffer
 	code := Execute(t.Context(), Env{Args: []string{"server", "--check-config", "--config", good}, Stdout: &stdout, Stderr: &stderr})
-	if code != ExitOK || !strings.Contains(stdout.String(), "configuration is valid ("+good) {
+	if code != ExitOK || !strings.Contains(stdout.String(), "configuration is valid (built-in defaults, file "+good) {
 		t.Fatalf("valid config: exit %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "warning: unknown config key bogus.key") {

@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// clientCommand finishes a top-level client command: the shared flags,
-// checked before any connection is made.
+// clientCommand finishes a top-level client command: the shared flags
+// (defined on the root, see addClientFlags) are checked before any
+// connection is made.
 func (a *app) clientCommand(cmd *cobra.Command) *cobra.Command {
-	a.addClientFlags(cmd)
 	cmd.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if _, err := a.jsonOutput(); err != nil {
 			return err

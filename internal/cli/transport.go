@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"crypto/tls"
+
 	"github.com/iggo-dev/iggo/client"
 	clientquic "github.com/iggo-dev/iggo/client/quic"
 	clientws "github.com/iggo-dev/iggo/client/ws"
@@ -61,4 +63,24 @@ func (t *target) credsInAddr() bool {
 	}
 	cs, err := client.ParseConnectionString(t.Addr)
 	return err == nil && (cs.Username != "" || cs.Token != "")
+}
+
+// quicUnverifiedNote is printed on standard error when a QUIC connection
+// does not verify the server certificate.
+const quicUnverifiedNote = "iggo: note: QUIC without --tls or --tls-ca does not verify the server certificate (the Iggy default, for the server's self-signed certificate); --tls-insecure hides this note"
+
+// quicUnverified reports whether t connects over QUIC without verifying
+// the server certificate because nothing asked for TLS settings (tc is
+// t's TLS configuration, nil when none): as the reference SDK does, the
+// QUIC transport then accepts any certificate. --tls-insecure, which
+// asks for exactly that, is not reported.
+func (t *target) quicUnverified(tc *tls.Config) bool {
+	if t.Transport != client.SchemeQUIC || tc != nil {
+		return false
+	}
+	if client.IsConnectionString(t.Addr) {
+		cs, err := client.ParseConnectionString(t.Addr)
+		return err == nil && cs.TLS == nil
+	}
+	return true
 }

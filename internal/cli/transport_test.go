@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,5 +35,22 @@ func TestTransportFlag(t *testing.T) {
 			r = e.run("stream", "list", "--addr", cs, "--transport", "tcp")
 			r.wantCode(t, ExitUsage)
 		})
+	}
+}
+
+// TestQUICVerificationNote runs the real binary over QUIC: without TLS
+// settings the certificate is not verified and a note on standard error
+// says so; --tls-insecure, which asks for that, hides it.
+func TestQUICVerificationNote(t *testing.T) {
+	bin := iggoBinary(t)
+	srv := itest.Start(t, itest.WithTransport(itest.TransportQUIC))
+	env := []string{EnvConfig + "=" + filepath.Join(t.TempDir(), "contexts.toml"), "HOME=" + t.TempDir()}
+	r := runBinary(t, bin, env, "", "--transport", "quic", "--addr", srv.TransportAddr, "ping")
+	if r.code != ExitOK || r.stderr != quicUnverifiedNote+"\n" {
+		t.Fatalf("ping over QUIC: exit %d, stderr %q; want the note", r.code, r.stderr)
+	}
+	r = runBinary(t, bin, env, "", "--transport", "quic", "--addr", srv.TransportAddr, "--tls-insecure", "ping")
+	if r.code != ExitOK || r.stderr != "" {
+		t.Fatalf("ping over QUIC with --tls-insecure: exit %d, stderr %q; want no note", r.code, r.stderr)
 	}
 }
