@@ -136,7 +136,7 @@ func TestFormatting(t *testing.T) {
 		{fmtID(client.NewMessageID())[14:15], "4"}, // the UUID version digit
 		{fmtPayload([]byte("plain text")), "plain text"},
 		{fmtPayload([]byte("a\nb")), `"a\nb"`},
-		{fmtPayload([]byte{0xff}), `"\xff"`},
+		{fmtPayload([]byte{0xff}), "hex:ff"}, // not UTF-8: a hex preview
 		{fmtTime(0), "-"},
 		{fmtTimeMicros(1_700_000_000_123_456), "2023-11-14T22:13:20.123456Z"},
 	} {
