@@ -3,14 +3,21 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iggo-dev/iggo/internal/clusterinfo/local"
+	"github.com/iggo-dev/iggo/internal/testutil"
 )
 
 // readmeSection is the README section whose examples TestReadmeExamples
@@ -24,8 +31,19 @@ type readmeBlock struct {
 	text []string
 }
 
+// headingLevel returns the level of a Markdown heading line ("## x" is
+// 2), or 0 for any other line.
+func headingLevel(l string) int {
+	n := len(l) - len(strings.TrimLeft(l, "#"))
+	if n == 0 || !strings.HasPrefix(l[n:], " ") {
+		return 0
+	}
+	return n
+}
+
 // readmeBlocks returns the fenced blocks of the README section that
-// starts with the heading named section.
+// starts with the heading named section ("## CLI", "### Replication"),
+// up to the next heading of the same or a higher level.
 func readmeBlocks(t *testing.T, section string) []readmeBlock {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
@@ -37,8 +55,12 @@ func readmeBlocks(t *testing.T, section string) []readmeBlock {
 	in, fenced := false, false
 	for i, l := range lines {
 		switch {
-		case !fenced && strings.HasPrefix(l, "## "):
-			in = l == section
+		case !fenced && headingLevel(l) > 0:
+			if l == section {
+				in = true
+			} else if headingLevel(l) <= headingLevel(section) {
+				in = false
+			}
 		case !in:
 		case !fenced && strings.HasPrefix(l, "```"):
 			fenced = true
@@ -203,3 +225,288 @@ func runShellBlock(t *testing.T, sh *readmeShell, b readmeBlock) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// readmeProc is a README command left running in the background.
+type readmeProc struct {
+	line string
+	cmd  *exec.Cmd
+	out  *testutil.SyncBuffer
+	done chan struct{}
+}
+
+// start runs line in the background (bash execs it, so the process is
+// the command itself); the test's cleanup stops it by PID.
+func (s *readmeShell) start(line string) *readmeProc {
+	s.t.Helper()
+	p := &readmeProc{line: line, cmd: exec.Command("bash", "-c", "exec "+line), out: new(testutil.SyncBuffer), done: make(chan struct{})}
+	p.cmd.Dir, p.cmd.Env = s.dir, s.environ
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		s.t.Fatalf("%s: %v", line, err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	s.t.Cleanup(p.stop)
+	return p
+}
+
+// stop sends SIGTERM (the cluster commands stop their nodes on it, as on
+// Ctrl-C) and SIGKILL if the process is still there after
+// readmeStopWait.
+func (p *readmeProc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(readmeStopWait):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// readmeStopWait bounds a stop: cluster start gives each node 10 s.
+const readmeStopWait = 30 * time.Second
+
+// waitFor waits up to d for the process to print want, failing if it
+// exits first or d passes.
+func (p *readmeProc) waitFor(t *testing.T, want string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !strings.Contains(p.out.String(), want) {
+		select {
+		case <-p.done:
+			t.Fatalf("%s exited before printing %q:\n%s", p.line, want, p.out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no %q after %s:\n%s", p.line, want, d, p.out.String())
+		}
+	}
+}
+
+// readmeClusterPorts are the ports of the README's cluster: TCP 18090+i
+// and replica 18190+i of cluster start's default --base-port.
+var readmeClusterPorts = []int{18090, 18091, 18092, 18190, 18191, 18192}
+
+// TestReadmeReplication runs the README's "### Replication" lines as
+// written, in a scratch directory: the cluster start line in the
+// background until its connect: line, the stream create and cluster
+// status lines (status must exit 0 naming a leader), then it kills
+// node 2's process, runs the restart-node line in the background and
+// waits until cluster status reports all three nodes up with a leader.
+// It uses the README's ports (18090.. by default) and fails when one is
+// taken rather than moving them: the lines are checked as written, and a
+// CI machine has them free. In -short mode it is skipped (iggoBinary).
+func TestReadmeReplication(t *testing.T) {
+	bin := iggoBinary(t)
+	for _, port := range readmeClusterPorts {
+		ln, err := net.Listen("tcp", "127.0.0.1:"+itoa(port))
+		if err != nil {
+			t.Fatalf("the README's cluster needs port %d on 127.0.0.1, which is taken: %v", port, err)
+		}
+		ln.Close()
+	}
+	blocks := readmeBlocks(t, "### Replication")
+	if len(blocks) != 1 || blocks[0].lang != "sh" {
+		t.Fatalf("README ### Replication: want one sh block, have %d", len(blocks))
+	}
+	b := blocks[0]
+	sh := newReadmeShell(t, &cliEnv{t: t, environ: []string{EnvConfig + "=" + filepath.Join(t.TempDir(), "contexts.toml")}})
+	layout := &local.Layout{Dir: filepath.Join(sh.dir, DefaultClusterDir)}
+	var cluster *readmeProc
+	steps := 0
+	for i, l := range b.text {
+		line := b.line + 1 + i
+		cmd, _, _ := strings.Cut(l, "#")
+		cmd = strings.TrimSpace(cmd)
+		switch {
+		case cmd == "":
+			continue
+		case cmd == "go build -o iggo ./cmd/iggo":
+			// The test built the binary already (iggoBinary); it stands in
+			// for this line's output.
+			if err := os.Symlink(bin, filepath.Join(sh.dir, "iggo")); err != nil {
+				t.Fatal(err)
+			}
+		case cmd == "./iggo cluster start":
+			cluster = sh.start(l)
+			cluster.waitFor(t, "connect:", 90*time.Second)
+		case strings.HasPrefix(cmd, "./iggo cluster status"):
+			out, err := sh.run(l)
+			if err != nil || !strings.Contains(out, "leader") {
+				t.Fatalf("README.md:%d: %s: %v; want exit 0 naming a leader:\n%s", line, cmd, err, out)
+			}
+		case strings.HasPrefix(cmd, "./iggo cluster restart-node "):
+			n, err := strconv.Atoi(strings.Fields(cmd)[3])
+			if err != nil || n < 0 || n > 2 || cluster == nil {
+				t.Fatalf("README.md:%d: %s: want a node 0..2 of a started cluster", line, cmd)
+			}
+			killReadmeNode(t, cluster, layout, n)
+			restart := sh.start(l)
+			restart.waitFor(t, "started "+local.NodeName(n), 30*time.Second)
+			waitReadmeCluster(t, sh, 3, 60*time.Second)
+		case strings.HasPrefix(cmd, "./iggo "):
+			if out, err := sh.run(l); err != nil {
+				t.Fatalf("README.md:%d: %s: %v\n%s", line, cmd, err, out)
+			}
+		default:
+			t.Fatalf("README.md:%d: %q: the test does not know how to run this line", line, cmd)
+		}
+		steps++
+	}
+	if steps != 5 {
+		t.Fatalf("README ### Replication: ran %d lines, want 5 (build, start, stream create, status, restart-node)", steps)
+	}
+}
+
+// killReadmeNode kills node n of the cluster that cluster runs (its PID
+// is in the node's server.pid) and waits until cluster start reports it
+// gone, so its ports are free for restart-node.
+func killReadmeNode(t *testing.T, cluster *readmeProc, l *local.Layout, n int) {
+	t.Helper()
+	data, err := os.ReadFile(l.PIDPath(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		t.Fatalf("%s: %q is not a PID", l.PIDPath(n), data)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill %s (pid %d): %v", local.NodeName(n), pid, err)
+	}
+	cluster.waitFor(t, local.NodeName(n)+" (pid "+itoa(pid)+") exited", 30*time.Second)
+}
+
+// waitReadmeCluster waits up to d until `iggo cluster status` exits 0
+// with a leader and up nodes up.
+func waitReadmeCluster(t *testing.T, sh *readmeShell, up int, d time.Duration) {
+	t.Helper()
+	var status struct {
+		Leader string `json:"leader"`
+		Nodes  []struct {
+			Up bool `json:"up"`
+		} `json:"nodes"`
+	}
+	deadline := time.Now().Add(d)
+	for {
+		out, err := sh.run("./iggo cluster status -o json")
+		n := 0
+		if err == nil && json.Unmarshal([]byte(out), &status) == nil && status.Leader != "" {
+			for _, nd := range status.Nodes {
+				if nd.Up {
+					n++
+				}
+			}
+			if n == up {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster status after %s: %v, %d node(s) up, want %d with a leader:\n%s", d, err, n, up, out)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// The Go SDK snippet's stand-ins, replaced before it is built: the
+// address it dials becomes the test server's and "{ ... }" (error
+// handling left to the reader) becomes "{ log.Fatal(err) }".
+const (
+	readmeSDKAddr    = `"127.0.0.1:8090"`
+	readmeSDKElision = "{ ... }"
+)
+
+// readmeSDKMain wraps the README's Go SDK snippet in a main package; the
+// snippet's last err is checked after it.
+const readmeSDKMain = `package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/iggo-dev/iggo/client"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+func main() {
+	ctx := context.Background()
+%s
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+`
+
+// TestReadmeGoSDK builds the README's "## Go SDK" snippet as a main
+// package (a file in a package path that does not exist in the module,
+// supplied by go build -overlay, so it compiles against this checkout
+// with no go.mod of its own and nothing written to the tree), runs it
+// against a fresh server holding stream orders and topic eu, and checks
+// that it exits 0 printing nothing (the README shows no output) and that
+// its message arrived.
+func TestReadmeGoSDK(t *testing.T) {
+	iggoBinary(t) // -short skip; and the build below takes as long
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the snippet with")
+	}
+	e := newCLI(t)
+	blocks := readmeBlocks(t, "## Go SDK")
+	if len(blocks) != 1 || blocks[0].lang != "go" {
+		t.Fatalf("README ## Go SDK: want one go block, have %d", len(blocks))
+	}
+	b := blocks[0]
+	snippet := strings.Join(b.text, "\n")
+	if strings.Count(snippet, readmeSDKAddr) != 1 || !strings.Contains(snippet, readmeSDKElision) {
+		t.Fatalf("README.md:%d: the Go SDK snippet should dial %s once and elide error handling as %q:\n%s", b.line, readmeSDKAddr, readmeSDKElision, snippet)
+	}
+	snippet = strings.ReplaceAll(snippet, readmeSDKAddr, strconv.Quote(e.srv.Addr))
+	snippet = strings.ReplaceAll(snippet, readmeSDKElision, "{ log.Fatal(err) }")
+	e.ok("stream", "create", "orders")
+	e.ok("topic", "create", "orders", "eu", "1")
+
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pkg = "internal/readmesnippet" // absent from the module; see above
+	if _, err := os.Stat(filepath.Join(root, pkg)); err == nil {
+		t.Fatalf("%s exists; the overlay needs a package path of its own", pkg)
+	}
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "main.go")
+	if err := os.WriteFile(src, fmt.Appendf(nil, readmeSDKMain, snippet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(root, pkg, "main.go"): src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "overlay.json"), overlay, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	exe := filepath.Join(tmp, "snippet")
+	build := exec.CommandContext(ctx, goCmd, "build", "-overlay", filepath.Join(tmp, "overlay.json"), "-o", exe, "./"+pkg)
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("README.md:%d: the Go SDK snippet does not build: %v\n%s\nsource:\n%s", b.line, err, out, fmt.Sprintf(readmeSDKMain, snippet))
+	}
+
+	runCtx, cancelRun := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancelRun()
+	run := exec.CommandContext(runCtx, exe)
+	var stdout, stderr bytes.Buffer
+	run.Stdout, run.Stderr = &stdout, &stderr
+	if err := run.Run(); err != nil || stdout.Len() > 0 {
+		t.Fatalf("README.md:%d: the Go SDK snippet: %v; want exit 0 and no output\nstdout:\n%s\nstderr:\n%s", b.line, err, stdout.String(), stderr.String())
+	}
+	if got := e.ok("poll", "orders", "eu", "--count", "10", "--raw"); got != "hello\n" {
+		t.Fatalf("orders/eu after the snippet holds %q, want the one message \"hello\"", got)
+	}
+}
