@@ -71,23 +71,35 @@ func (h *Host) addMember(ctx context.Context, g GroupID, id NodeID) error {
 // catchUp waits until learner id holds group g's log up to the leader's
 // last index as of the call.
 func (h *Host) catchUp(ctx context.Context, g GroupID, id NodeID) error {
+	// id is a learner by now: a wait that ctx ends leaves the change
+	// unfinished, whichever call it ends in.
+	ended := func(at, target uint64) error {
+		return fmt.Errorf("%w: learner did not catch up to index %d (at %d): %w", ErrOutcomeUnknown, target, at, ctx.Err())
+	}
 	_, target, err := h.Progress(ctx, g)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: the learner's catch-up was not awaited: %w", ErrOutcomeUnknown, ctx.Err())
+		}
 		return err
 	}
 	tick := time.NewTicker(catchUpPoll)
 	defer tick.Stop()
+	var at uint64
 	for {
 		match, _, err := h.Progress(ctx, g)
 		if err != nil {
+			if ctx.Err() != nil {
+				return ended(at, target)
+			}
 			return err
 		}
-		if match[id] >= target {
+		if at = match[id]; at >= target {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: learner did not catch up to index %d (at %d): %w", ErrOutcomeUnknown, target, match[id], ctx.Err())
+			return ended(at, target)
 		case <-tick.C:
 		}
 	}
