@@ -375,7 +375,11 @@ func killReadmeNode(t *testing.T, cluster *readmeProc, l *local.Layout, n int) {
 	if err != nil || pid <= 1 {
 		t.Fatalf("%s: %q is not a PID", l.PIDPath(n), data)
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	proc, err := os.FindProcess(pid)
+	if err == nil {
+		err = proc.Kill()
+	}
+	if err != nil {
 		t.Fatalf("kill %s (pid %d): %v", local.NodeName(n), pid, err)
 	}
 	cluster.waitFor(t, local.NodeName(n)+" (pid "+itoa(pid)+") exited", 30*time.Second)
