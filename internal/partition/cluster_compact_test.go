@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -21,7 +22,7 @@ func segmentedCluster(t *testing.T) (*testNet, []*testNode, replication.GroupID,
 	s := clusterRef.Settings
 	s.SegmentSize = 1 // every batch ends its segment once revealed
 	net, nodes := startClusterSettings(t, 3, nil, s)
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
 	}

@@ -302,13 +302,15 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// replicaOf returns the replica of group g on p (nil if none).
+// replicaOf returns the replica of group g on p (nil if none): the
+// committer of its partition.
 func replicaOf(p *Plane, g replication.GroupID) *replicated.Replica {
-	m, ok := p.mode.(replicatedMode)
-	if !ok {
+	part := p.lookup(uint64(g)>>24, uint32(g)&(1<<24-1))
+	if part == nil {
 		return nil
 	}
-	return m.set.Replica(g)
+	rep, _ := part.commit.(*replicated.Replica)
+	return rep
 }
 
 // purgeEntry is the raw log entry of the purge of identity id proposed by

@@ -25,7 +25,7 @@ func (n *testNet) setUp(id replication.NodeID) {
 func purgeIDs(nodes []*testNode) []uint64 {
 	out := make([]uint64, len(nodes))
 	for i, nd := range nodes {
-		if rep := replicaOf(nd.plane, GroupID(clusterRef, 0)); rep != nil {
+		if rep := replicaOf(nd.plane, replicated.GroupID(clusterRef, 0)); rep != nil {
 			out[i] = rep.State().PurgeApplied
 		}
 	}
@@ -52,7 +52,7 @@ func sendOld(t *testing.T, nodes []*testNode, client wire.Uint128, first uint64,
 // keeper proposes it.
 func TestClusterPurgeSurvivesLeaderChange(t *testing.T) {
 	net, nodes := startCluster(t, 3)
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
 	}
@@ -100,7 +100,7 @@ func TestClusterPurgeSurvivesLeaderChange(t *testing.T) {
 // the messages sent between the two survive.
 func TestClusterPurgeProposedTwiceAppliesOnce(t *testing.T) {
 	_, nodes := startCluster(t, 3)
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
 	}
@@ -142,7 +142,7 @@ func TestClusterPurgeWantedAcrossRestart(t *testing.T) {
 	dc := newDurableCluster(t, 3, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
 	start := func(ref func() catalog.TopicRef) (*testNet, []*testNode) { return dc.start(ref()) }
 	stop := dc.stop
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 
 	net, nodes := start(func() catalog.TopicRef { return clusterRef })
 	for _, nd := range nodes {
@@ -195,7 +195,7 @@ func TestClusterPurgeWantedAcrossRestart(t *testing.T) {
 // before the purge, also on a follower.
 func TestClusterPollRightAfterPurgeReply(t *testing.T) {
 	_, nodes := startCluster(t, 3)
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
 	}
@@ -242,7 +242,7 @@ func groupOffset(nd *testNode) (uint64, bool) {
 // metadata entry applies.
 func TestClusterGroupOffsetDeletionSurvivesLeaderChange(t *testing.T) {
 	net, nodes := startCluster(t, 3)
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
 	}
@@ -292,7 +292,7 @@ func (h *historyTopics) GroupDeleted(_ catalog.TopicRef, group uint32) bool { re
 // groups start again after a restart of every node, and deleted.
 func TestClusterGroupDeletionWantedAcrossRestart(t *testing.T) {
 	dc := newDurableCluster(t, 3, &historyTopics{fakeTopics{ref: clusterRef, ids: []uint32{0}}})
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	net, nodes := dc.start(clusterRef)
 	v := waitLeader(t, nodes[0], g, func(v replication.View) bool { return v.HasLeader })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -15,7 +16,7 @@ import (
 // the purge and is stored after it, never purged by it.
 func TestClusterSendAfterPurgeLandsAfterIt(t *testing.T) {
 	_, nodes := startCluster(t, 3)
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
 	}
@@ -47,7 +48,7 @@ func TestClusterSendAfterPurgeLandsAfterIt(t *testing.T) {
 // leader's messages. A restart afterwards reads the same.
 func TestClusterFollowerCatchesUpAcrossPurge(t *testing.T) {
 	dc := newDurableCluster(t, 3, &fakeTopics{ref: clusterRef, ids: []uint32{0}})
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	net, nodes := dc.start(clusterRef)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader })

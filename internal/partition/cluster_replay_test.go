@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -21,7 +22,7 @@ func TestClusterRestartReplaysMembershipChanges(t *testing.T) {
 	node := keptNode{t: t, dir: t.TempDir(), kept: replication.NewMemoryLog()}
 	start, stop := node.start, node.stop
 	voters := []replication.NodeID{0}
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	client := wire.Uint128{Lo: 11}
 	change := func(nd *testNode, cs ...replication.MemberChange) {
 		t.Helper()
@@ -98,7 +99,7 @@ func (k keptNode) start() (*Plane, *testNode) {
 	if err := p.CreatePartitions(clusterRef, []uint32{0}); err != nil {
 		k.t.Fatal(err)
 	}
-	waitLeader(k.t, nd, GroupID(clusterRef, 0), func(v replication.View) bool { return v.Role == replication.RoleLeader })
+	waitLeader(k.t, nd, replicated.GroupID(clusterRef, 0), func(v replication.View) bool { return v.Role == replication.RoleLeader })
 	return p, nd
 }
 

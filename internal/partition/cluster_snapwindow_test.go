@@ -93,7 +93,7 @@ func singleNode(t *testing.T, dir string, kept replication.LogStorage, ref catal
 	if err := p.CreatePartitions(ref, []uint32{0}); err != nil {
 		t.Fatal(err)
 	}
-	waitLeader(t, nd, GroupID(clusterRef, 0), func(v replication.View) bool { return v.Role == replication.RoleLeader && v.Applied == v.Commit })
+	waitLeader(t, nd, replicated.GroupID(clusterRef, 0), func(v replication.View) bool { return v.Role == replication.RoleLeader && v.Applied == v.Commit })
 	return p, func() {
 		nd.host().Close()
 		if err := p.Close(); err != nil {
@@ -157,7 +157,7 @@ func TestStateAtIsTheAppliedState(t *testing.T) {
 	ref.Settings.SegmentSize = 1
 	p, stop := singleNode(t, t.TempDir(), replication.NewMemoryLog(), ref)
 	defer stop()
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	rep := replicaOf(p, g)
 	a, b := wire.Uint128{Lo: 1}, wire.Uint128{Lo: 2}
 	consumer := func(id uint32) wire.Consumer { return wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(id)} }

@@ -86,7 +86,7 @@ func messages(p *Plane) uint64 { return p.PartitionStats(clusterRef, 0).Messages
 // replicated consumer offsets and purge.
 func TestClusterThreeReplicas(t *testing.T) {
 	net, nodes := startCluster(t, 3)
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
 	}
@@ -189,7 +189,7 @@ func TestClusterRestartReplaysIdempotently(t *testing.T) {
 	kept := replication.NewMemoryLog()
 	node := keptNode{t: t, dir: t.TempDir(), kept: kept}
 	start, stop := node.start, node.stop
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	client := wire.Uint128{Lo: 9}
 
 	p, nd := start()
@@ -247,7 +247,7 @@ func TestClusterRestartReplaysIdempotently(t *testing.T) {
 // contiguous offsets in log order, and every replica stores the same bytes.
 func TestClusterConcurrentSends(t *testing.T) {
 	_, nodes := startCluster(t, 3)
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
 	}
@@ -316,7 +316,7 @@ func TestClusterConcurrentSends(t *testing.T) {
 // log) and serves the same plaintext.
 func TestClusterEncrypted(t *testing.T) {
 	_, nodes := startClusterWith(t, 3, testutil.Cipher(t, 1))
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
 	}
@@ -363,7 +363,7 @@ func TestClusterEncrypted(t *testing.T) {
 // when the quorum returns.
 func TestClusterTransientCodes(t *testing.T) {
 	net, nodes := startCluster(t, 3)
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
 	}
@@ -432,7 +432,7 @@ func describe(nd *testNode, g replication.GroupID) string {
 // once and still replicated; deleting the topic removes the group.
 func TestClusterOffsetsAndLifecycle(t *testing.T) {
 	_, nodes := startCluster(t, 3)
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	for _, nd := range nodes {
 		waitLeader(t, nd, g, func(v replication.View) bool { return v.HasLeader && v.Leader == 0 })
 	}
@@ -509,7 +509,7 @@ func TestClusterBootstrapCompactedAfterEarlyStop(t *testing.T) {
 	dir := t.TempDir()
 	kept := replication.NewMemoryLog()
 	voters := []replication.NodeID{0}
-	g := GroupID(clusterRef, 0)
+	g := replicated.GroupID(clusterRef, 0)
 	start := func(compact bool) (*Plane, *testNode) {
 		r := &testReplicator{self: 0, voters: voters, noCompact: !compact}
 		logs := func(string) (replication.LogStorage, error) { return kept, nil }

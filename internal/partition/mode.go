@@ -6,7 +6,6 @@ import (
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/partition/replicated"
-	"github.com/iggo-dev/iggo/internal/replication"
 )
 
 // localMode is the single-node mode: writes apply to storage directly.
@@ -71,10 +70,4 @@ func (p *Plane) AwaitPartitions(ctx context.Context, t catalog.TopicRef) error {
 		ids = append(ids, part.id)
 	}
 	return p.mode.await(ctx, t, ids)
-}
-
-// GroupID is the raft group of one partition in cluster mode
-// (replicated.GroupID).
-func GroupID(ref catalog.TopicRef, partition uint32) replication.GroupID {
-	return replicated.GroupID(ref, partition)
 }

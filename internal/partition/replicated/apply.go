@@ -30,14 +30,18 @@ func (rep *Replica) Apply(e replication.Entry) {
 	}
 	ent, err := decodeEntry(e.Data)
 	if err != nil {
-		rep.reqs.leave(e.Index, e.Data)
+		if key, ok := windowKeyOf(e.Data); ok {
+			rep.reqs.leave(e.Index, key)
+		}
 		s.log.Error("partition raft entry does not decode; skipped", "group", uint64(g), "index", e.Index, "err", err)
 		return
 	}
 	if e.Index <= rep.purgedAt {
 		// Before the last purge executed here: its effect is gone, but a
 		// request it answered stays recognised as a duplicate.
-		rep.reqs.applied(e.Index, e.Data, true)
+		if ent.windowed {
+			rep.reqs.applied(e.Index, ent.key, true)
+		}
 		return
 	}
 	part := rep.part
@@ -57,7 +61,9 @@ func (rep *Replica) Apply(e replication.Entry) {
 			s.deleted(rep, ent.id)
 		}
 	}
-	rep.reqs.applied(e.Index, e.Data, res.code == 0)
+	if ent.windowed {
+		rep.reqs.applied(e.Index, ent.key, res.code == 0)
+	}
 	res.index, res.term = e.Index, e.Term
 	s.deliver(&ent, res)
 }

@@ -75,7 +75,7 @@ func (s *Set) awaitQueued(ctx context.Context, rep *Replica) bool {
 	if !s.pending(rep) {
 		return true
 	}
-	ctx, cancel := s.bound(ctx, proposeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, proposeTimeout)
 	defer cancel()
 	return s.awaitSettled(ctx, func() bool { return !s.pending(rep) }) == nil
 }

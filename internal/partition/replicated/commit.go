@@ -158,7 +158,7 @@ func (s *Set) awaitLeader(ctx context.Context, g replication.GroupID) uint32 {
 		}
 		return wire.ErrTransientNotAccepted.Code
 	}
-	ctx, cancel := s.bound(ctx, LeaderWait)
+	ctx, cancel := context.WithTimeout(ctx, LeaderWait)
 	defer cancel()
 	v, err := s.r.WaitFor(ctx, g, func(v replication.View) bool { return v.HasLeader })
 	if err != nil || v.Leader != s.r.Self() {
@@ -173,7 +173,7 @@ func (s *Set) propose(ctx context.Context, g replication.GroupID, e *entry) appl
 	e.origin, e.nonce = uint32(s.r.Self()), nonce
 	buf := s.proposals.get(e.size())
 	data := e.appendTo((*buf)[:0])
-	ctx, cancel := s.bound(ctx, proposeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, proposeTimeout)
 	_, err := s.r.Propose(ctx, g, data)
 	for errors.Is(err, errPurgePending) && ctx.Err() == nil {
 		// A purge ahead in the log has not applied yet (stampLog): the

@@ -62,7 +62,7 @@ func (s *Set) compactBefore(rep *Replica, keep uint64) error {
 	if err != nil || !found {
 		return err
 	}
-	ctx, cancel := s.bound(s.ops.ctx, compactTimeout)
+	ctx, cancel := context.WithTimeout(s.ops.ctx, compactTimeout)
 	defer cancel()
 	// The batch is revealed, but its entry may not have applied yet (a
 	// restart: start-up reveals up to the stored commit before raft

@@ -114,7 +114,9 @@ func (f stampFixture) prepare(data []byte) (func(), error) { return f.rep.prepar
 // applied is what apply tells the log and the requests.
 func (f stampFixture) applied(index uint64, data []byte) {
 	f.stampLog.applied(index, data)
-	f.rep.reqs.leave(index, data)
+	if key, ok := windowKeyOf(data); ok {
+		f.rep.reqs.leave(index, key)
+	}
 }
 
 // quiet is a logger that writes nothing.

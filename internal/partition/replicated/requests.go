@@ -98,14 +98,11 @@ func (r *requests) reset() {
 	r.mu.Unlock()
 }
 
-// applied records the outcome of the entry at index with data (apply, on
-// the loop): its request leaves the log stage and, when its apply
-// succeeded (ok), enters the window; otherwise it is missed.
-func (r *requests) applied(index uint64, data []byte, ok bool) {
-	key, windowed := r.leave(index, data)
-	if !windowed {
-		return
-	}
+// applied records the outcome of the windowed entry at index with key
+// (apply, on the loop): its request leaves the log stage and, when its
+// apply succeeded (ok), enters the window; otherwise it is missed.
+func (r *requests) applied(index uint64, key commit.Key, ok bool) {
+	r.leave(index, key)
 	if ok {
 		r.window.Commit(key)
 	} else {
@@ -113,19 +110,14 @@ func (r *requests) applied(index uint64, data []byte, ok bool) {
 	}
 }
 
-// leave takes the request of the entry at index with data out of the log
-// stage (an entry that applied, or that apply skipped) and returns its key.
-func (r *requests) leave(index uint64, data []byte) (commit.Key, bool) {
-	key, windowed := windowKeyOf(data)
-	if !windowed {
-		return key, false
-	}
+// leave takes the request of the windowed entry at index out of the log
+// stage (an entry that applied, or that apply skipped).
+func (r *requests) leave(index uint64, key commit.Key) {
 	r.mu.Lock()
 	if at, in := r.inLog[key]; in && (at <= index || at == inflightUnbound) {
 		delete(r.inLog, key)
 	}
 	r.mu.Unlock()
-	return key, true
 }
 
 // inflightUnbound marks a key accepted by raft but not yet appended.

@@ -225,17 +225,6 @@ func (b *bufPool) put(buf *[]byte) {
 	}
 }
 
-// Replica returns the replica of group g, or nil.
-func (s *Set) Replica(g replication.GroupID) *Replica { return s.replicaOf(g) }
-
-// bound returns ctx limited to d. A wait so bounded also ends when the
-// request's connection closes (a handler's ctx), when the set closes (the
-// background proposals' ctx) and when the host stops (every call to it
-// returns then).
-func (s *Set) bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d)
-}
-
 // keeper is the state of the plane's keeper goroutine.
 type keeper struct {
 	mu      sync.Mutex
