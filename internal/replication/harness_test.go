@@ -91,10 +91,14 @@ func (e endpoint) Send(to NodeID, envs []transport.Envelope) {
 				now = append(now, c)
 				continue
 			}
-			delay := time.Duration(0)
-			if n.maxDelay > 0 {
-				delay = time.Duration(n.rng.Int64N(int64(n.maxDelay)))
+			if n.maxDelay <= 0 {
+				// No delay: a goroutine, not a zero-length timer (one
+				// crash of the runtime's timer code inside a synctest
+				// bubble was seen on this path).
+				go n.deliver(e.self, to, c)
+				continue
 			}
+			delay := time.Duration(n.rng.Int64N(int64(n.maxDelay)))
 			time.AfterFunc(delay, func() { n.deliver(e.self, to, c) })
 		}
 	}
