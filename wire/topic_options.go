@@ -44,6 +44,10 @@ const (
 	TopicOptMessagesRequiredToSave       = "messages_required_to_save"
 	TopicOptSizeOfMessagesRequiredToSave = "size_of_messages_required_to_save"
 	TopicOptPreallocateSegments          = "preallocate_segments"
+	// TopicOptReplicationFactor is Iggo's key for the number of nodes
+	// that hold each partition of the topic in cluster mode (create-only;
+	// 0 or absent = the cluster's cluster.replication_factor).
+	TopicOptReplicationFactor = "replication_factor"
 	// TopicOptDurability and TopicOptConsumerOffsetDurability are the
 	// catalog keys of the published 0.11.0 SDKs (iggy_common 0.11.0), which
 	// send both, as the strings "replicated" or "persisted", on every
@@ -143,6 +147,8 @@ var topicCatalog = [...]OptionSpec{
 		Description: "number of buffered messages that triggers a save to disk (1..=16777216)"},
 	{Key: TopicOptPreallocateSegments, Kind: OptionKindBool, Default: []byte{0},
 		Description: "preallocate segment files; segment_size x partitions_count must not exceed 64 GiB"},
+	{Key: TopicOptReplicationFactor, Kind: OptionKindUint8, Default: []byte{0},
+		Description: "nodes holding each partition in cluster mode (1..=255, at most the node count); 0 = the cluster's replication_factor; create-only"},
 	{Key: TopicOptSegmentSize, Kind: OptionKindUint64, Default: u64Bytes(DefaultSegmentSize),
 		Description: "segment size in bytes: a multiple of 512 from 1 MiB to 1 GiB; 0 = default"},
 	{Key: TopicOptSizeOfMessagesRequiredToSave, Kind: OptionKindUint64, Default: u64Bytes(DefaultSizeOfMessagesRequiredToSave),
@@ -225,6 +231,9 @@ type TopicSettings struct {
 	MessagesRequiredToSave       uint32
 	SizeOfMessagesRequiredToSave uint64 // bytes
 	PreallocateSegments          bool
+	// ReplicationFactor is the replica count of each partition in cluster
+	// mode; 0 means the cluster's default.
+	ReplicationFactor uint8
 }
 
 // DefaultTopicSettings returns the catalog defaults.
@@ -262,6 +271,8 @@ func (s *TopicSettings) option(key string) Option {
 		return Uint64Option(key, s.SizeOfMessagesRequiredToSave)
 	case TopicOptPreallocateSegments:
 		return BoolOption(key, s.PreallocateSegments)
+	case TopicOptReplicationFactor:
+		return Uint8Option(key, s.ReplicationFactor)
 	}
 	return Option{}
 }
@@ -329,6 +340,10 @@ func (s *TopicSettings) set(opt Option) error {
 		v, err := boolValue(opt)
 		s.PreallocateSegments = v
 		return err
+	case TopicOptReplicationFactor:
+		v, err := u8Value(opt)
+		s.ReplicationFactor = v
+		return err
 	}
 	return ErrUnsupportedOptionKey
 }
@@ -358,6 +373,9 @@ func UnsetByZero(opt Option) bool {
 		return err == nil && v == 0
 	case TopicOptMaxTopicSize, TopicOptSegmentSize, TopicOptSizeOfMessagesRequiredToSave:
 		v, err := u64Value(opt, parseByteSize)
+		return err == nil && v == 0
+	case TopicOptReplicationFactor:
+		v, err := u8Value(opt)
 		return err == nil && v == 0
 	}
 	return false
@@ -573,6 +591,34 @@ func u64Value(opt Option, parse func(string) (uint64, bool)) (uint64, error) {
 		}
 	}
 	return 0, ErrInvalidOptionValue
+}
+
+// u8Value accepts any unsigned integer kind or a String of decimal digits
+// whose value fits in a byte (a replica count).
+func u8Value(opt Option) (uint8, error) {
+	var v uint64
+	switch {
+	case opt.Kind == OptionKindUint8 && len(opt.Value) == 1:
+		v = uint64(opt.Value[0])
+	case opt.Kind == OptionKindUint16 && len(opt.Value) == 2:
+		v = uint64(binary.LittleEndian.Uint16(opt.Value))
+	case opt.Kind == OptionKindUint32 && len(opt.Value) == 4:
+		v = uint64(binary.LittleEndian.Uint32(opt.Value))
+	case opt.Kind == OptionKindUint64 && len(opt.Value) == 8:
+		v = binary.LittleEndian.Uint64(opt.Value)
+	case opt.Kind == OptionKindString:
+		d, n, ok := parseDigits(string(opt.Value))
+		if !ok || n != len(opt.Value) {
+			return 0, ErrInvalidOptionValue
+		}
+		v = d
+	default:
+		return 0, ErrInvalidOptionValue
+	}
+	if v > math.MaxUint8 {
+		return 0, ErrInvalidOptionValue
+	}
+	return uint8(v), nil
 }
 
 // u32Value accepts Uint32 (4 bytes) or a String of decimal digits.

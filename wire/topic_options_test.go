@@ -24,6 +24,7 @@ func TestTopicCatalog(t *testing.T) {
 		{TopicOptMessageExpiry, OptionKindUint64, true},
 		{TopicOptMessagesRequiredToSave, OptionKindUint32, false},
 		{TopicOptPreallocateSegments, OptionKindBool, false},
+		{TopicOptReplicationFactor, OptionKindUint8, false},
 		{TopicOptSegmentSize, OptionKindUint64, false},
 		{TopicOptSizeOfMessagesRequiredToSave, OptionKindUint64, false},
 	}
@@ -167,6 +168,7 @@ func TestNewTopicOptionsCanonical(t *testing.T) {
 			StringOption(TopicOptDurability, DurabilityPersisted),
 			Uint64Option(TopicOptMaxTopicSize, SizeUnlimited),
 			BoolOption(TopicOptPreallocateSegments, false),
+			Uint8Option(TopicOptReplicationFactor, 0),
 		},
 	}
 	if d := cmpDiff(want, got); d != "" {
@@ -257,7 +259,12 @@ func TestNewTopicOptionsValues(t *testing.T) {
 		{"prealloc max partitions", Options{BoolOption(TopicOptPreallocateSegments, true)}, math.MaxUint32, ErrInvalidOptionValue},
 		{"prealloc string", Options{StringOption(TopicOptPreallocateSegments, "TRUE")}, 1, nil},
 		// keys
-		{"unknown key", Options{StringOption("replication_factor", "3")}, 1, ErrUnsupportedOptionKey},
+		{"unknown key", Options{StringOption("replicas", "3")}, 1, ErrUnsupportedOptionKey},
+		{"replication factor", Options{Uint8Option(TopicOptReplicationFactor, 3)}, 1, nil},
+		{"replication factor string", Options{StringOption(TopicOptReplicationFactor, "5")}, 1, nil},
+		{"replication factor u32", Options{Uint32Option(TopicOptReplicationFactor, 2)}, 1, nil},
+		{"replication factor too big", Options{Uint32Option(TopicOptReplicationFactor, 256)}, 1, ErrInvalidOptionValue},
+		{"replication factor bool", Options{BoolOption(TopicOptReplicationFactor, true)}, 1, ErrInvalidOptionValue},
 		{"unknown key wins over bad value", Options{Uint32Option(TopicOptMessagesRequiredToSave, 0), StringOption("x", "y")}, 1, ErrUnsupportedOptionKey},
 		{"duplicate key", Options{BoolOption(TopicOptEnforceFsync, true), BoolOption(TopicOptEnforceFsync, false)}, 1, ErrInvalidCommand},
 		{"too many pairs", manyOptions(MaxOptionPairs+1, 1), 1, ErrOptionsBlockTooLarge},
@@ -489,7 +496,7 @@ func TestParseByteSize(t *testing.T) {
 
 func TestTopicSettingsOptionsCoverCatalog(t *testing.T) {
 	s := TopicSettings{CompressionAlgorithm: CompressionGzip, MessageExpiry: 1, MaxTopicSize: 1 << 21, SegmentSize: 1 << 20,
-		EnforceFsync: true, MessagesRequiredToSave: 3, SizeOfMessagesRequiredToSave: 4, PreallocateSegments: true}
+		EnforceFsync: true, MessagesRequiredToSave: 3, SizeOfMessagesRequiredToSave: 4, PreallocateSegments: true, ReplicationFactor: 3}
 	got, err := NewTopicOptions(s.Options(), 1)
 	if err != nil {
 		t.Fatal(err)

@@ -186,8 +186,9 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	var repl metadata.Replicator
 	var clusterID wire.Uint128
 	var onRoster func([]byte)
+	var placer metadata.Placer
 	if b.cl != nil {
-		repl, clusterID, onRoster = metadataReplicator{b}, b.cl.id, b.applyRoster
+		repl, clusterID, onRoster, placer = metadataReplicator{b}, b.cl.id, b.applyRoster, partitionPlacer{b}
 	}
 	meta, err := metadata.Open(metadata.Config{
 		Dir:                filepath.Join(cfg.System.Path, MetadataDir),
@@ -203,6 +204,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		Replicator:         repl,
 		ClusterID:          clusterID,
 		OnRoster:           onRoster,
+		Placer:             placer,
 		Root: func() (string, string, error) {
 			// Read only on first start: once metadata exists the stored
 			// root wins (semantics.md §2.1).

@@ -30,6 +30,20 @@ type TopicRef struct {
 	// identity once per partition, so a purge is neither lost nor applied
 	// twice. Other calls leave it 0.
 	PurgedAt uint64
+	// Placement holds, in cluster mode, the ordered replica list (replica
+	// ids, the first the preferred leader) of each partition a
+	// CreatePartitions call names; a partition missing from it (and a nil
+	// map) is held by every voter. Other calls leave it nil.
+	Placement map[uint32][]uint8
+}
+
+// Placer is implemented by a Data that holds partitions on a subset of
+// the nodes (cluster mode): the metadata plane calls SetReplicas, like
+// the other Data methods, after a replica move changed one partition's
+// replica list. The node then creates its replica of the partition when
+// it joined the list and drops it (with its files) when it left.
+type Placer interface {
+	SetReplicas(t TopicRef, partition uint32, replicas []uint8) error
 }
 
 // PartitionStats are the counters GET_STREAM/GET_TOPIC report for one
@@ -134,6 +148,9 @@ type Topics interface {
 	// durable by the metadata plane) before GroupCommitted returns, so the
 	// target member's next SYNC sees the partition.
 	GroupCommitted(t TopicRef, group uint32, client wire.Uint128, partition uint32, offset uint64)
+	// Replicas returns a partition's ordered replica list in cluster mode
+	// (nil: held by every voter, or unknown).
+	Replicas(t TopicRef, partition uint32) []uint8
 }
 
 // GroupAccess is what a group member wants to do with a partition.

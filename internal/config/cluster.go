@@ -41,10 +41,26 @@ type ClusterConfig struct {
 	RepairChunkMax int `toml:"repair_chunk_max"`
 	// SuperblockWedgedFatalTimeout is VSR only (0 or >= 30 s); accepted
 	// and checked.
-	SuperblockWedgedFatalTimeout Duration           `toml:"superblock_wedged_fatal_timeout"`
-	Auth                         ClusterAuthConfig  `toml:"auth"`
-	TLS                          ClusterTLSConfig   `toml:"tls"`
-	Coordinator                  ClusterCoordinator `toml:"coordinator"`
+	SuperblockWedgedFatalTimeout Duration `toml:"superblock_wedged_fatal_timeout"`
+	// ReplicationFactor is how many nodes hold each partition (default
+	// 3; a topic's replication_factor option overrides it at create). It
+	// must not exceed the roster's node count, except the default 3,
+	// which a one- or two-node cluster lowers to its node count
+	// (EffectiveReplicationFactor).
+	ReplicationFactor int `toml:"replication_factor"`
+	// PartitionLeaders is where partition leadership goes:
+	// PartitionLeadersSpread (default) keeps each partition's leader on
+	// the first live node of its replica list, so leadership is spread
+	// over the nodes; PartitionLeadersMetadata moves every partition
+	// leader to the metadata leader.
+	PartitionLeaders string `toml:"partition_leaders"`
+	// ReplaceDeadAfter is how long a node may be unreachable before the
+	// metadata leader re-creates its replicas on other nodes (when enough
+	// nodes live); 0 disables it.
+	ReplaceDeadAfter Duration           `toml:"replace_dead_after"`
+	Auth             ClusterAuthConfig  `toml:"auth"`
+	TLS              ClusterTLSConfig   `toml:"tls"`
+	Coordinator      ClusterCoordinator `toml:"coordinator"`
 	// Nodes is the roster, [[cluster.nodes]]; identical on every node.
 	Nodes []ClusterNode `toml:"nodes"`
 	// ReplicaID is which roster entry this process is. It is not a TOML
@@ -56,6 +72,16 @@ type ClusterConfig struct {
 	// raft group of its own and waits for the leader to send it the logs.
 	// Not a TOML key either.
 	Join bool `toml:"-"`
+}
+
+// EffectiveReplicationFactor is the replication factor new partitions
+// get when their topic does not set one: ReplicationFactor, with the
+// default lowered to the roster's node count.
+func (c *ClusterConfig) EffectiveReplicationFactor() int {
+	if c.ReplicationFactor == DefaultReplicationFactor && len(c.Nodes) > 0 && len(c.Nodes) < DefaultReplicationFactor {
+		return len(c.Nodes)
+	}
+	return c.ReplicationFactor
 }
 
 // ClusterAuthConfig is [cluster.auth]: the pre-shared key of the replica
@@ -106,6 +132,9 @@ type ClusterNode struct {
 	// (longest prefix wins); at most MaxAdvertisedSelectors.
 	AdvertisedAddresses []AdvertisedSelector `toml:"advertised_addresses"`
 	Ports               ClusterPorts         `toml:"ports"`
+	// Rack is an optional failure domain: when every node names one, a
+	// partition's replicas are spread over as many racks as they can be.
+	Rack string `toml:"rack"`
 }
 
 // ReplicaAddr is the node's replica-plane address, ip:ports.tcp_replica:
@@ -142,6 +171,25 @@ const (
 	peerQueueCapacity = 256
 )
 
+// Placement defaults and choices ([cluster]).
+const (
+	// DefaultReplicationFactor is cluster.replication_factor's default.
+	DefaultReplicationFactor = 3
+	// MaxReplicationFactor bounds cluster.replication_factor and the
+	// topic option (replica ids are one byte).
+	MaxReplicationFactor = 255
+	// DefaultReplaceDeadAfter is cluster.replace_dead_after's default:
+	// long enough that a restart or a short outage never moves data,
+	// short enough that a lost machine does not leave partitions one
+	// failure from unavailability for long.
+	DefaultReplaceDeadAfter = 10 * time.Minute
+	// PartitionLeadersSpread spreads partition leadership over the nodes.
+	PartitionLeadersSpread = "spread"
+	// PartitionLeadersMetadata keeps every partition leader on the
+	// metadata leader.
+	PartitionLeadersMetadata = "metadata_leader"
+)
+
 // defaultCluster returns the reference defaults. The reference ships a
 // two-node loopback roster as an example; its exact values are UNKNOWN
 // here, so the default roster is empty (enabling the cluster without
@@ -160,6 +208,9 @@ func defaultCluster() ClusterConfig {
 		RepairChunkMax:                     128,
 		SuperblockWedgedFatalTimeout:       Duration(2 * time.Minute),
 		Coordinator:                        ClusterCoordinator{SkipShardZeroForReplicas: true},
+		ReplicationFactor:                  DefaultReplicationFactor,
+		PartitionLeaders:                   PartitionLeadersSpread,
+		ReplaceDeadAfter:                   Duration(DefaultReplaceDeadAfter),
 	}
 }
 

@@ -64,6 +64,9 @@ func TestClusterDefaults(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("defaults must validate: %v", err)
 	}
+	if c.Cluster.ReplicationFactor != 3 || c.Cluster.PartitionLeaders != PartitionLeadersSpread || c.Cluster.ReplaceDeadAfter.Std() != 10*time.Minute {
+		t.Fatalf("placement defaults: %+v", c.Cluster)
+	}
 	c.Cluster.ReplicaID = 1
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--replica-id") {
 		t.Fatalf("replica id 1 without a cluster: got %v", err)
@@ -84,6 +87,25 @@ func TestClusterValid(t *testing.T) {
 	}
 	if got := c.Cluster.Nodes[2].AdvertisedAddresses[0].Address; got != "10.1.2.3" {
 		t.Fatalf("selector address = %q", got)
+	}
+}
+
+// TestReplicationFactorDefaultFollowsSmallRosters: the default 3 is
+// lowered to the node count of a one- or two-node roster; an explicit
+// value is not.
+func TestReplicationFactorDefaultFollowsSmallRosters(t *testing.T) {
+	c := clusterBase(t)
+	c.Cluster.Nodes = c.Cluster.Nodes[:2]
+	if err := c.Validate(); err != nil {
+		t.Fatalf("two nodes with the default replication factor: %v", err)
+	}
+	if got := c.Cluster.EffectiveReplicationFactor(); got != 2 {
+		t.Fatalf("effective replication factor %d, want 2", got)
+	}
+	c = clusterBase(t)
+	c.Cluster.ReplicationFactor = 2
+	if got := c.Cluster.EffectiveReplicationFactor(); got != 2 || c.Validate() != nil {
+		t.Fatalf("explicit 2 of 3 nodes: %d, %v", got, c.Validate())
 	}
 }
 
@@ -138,6 +160,11 @@ func TestClusterValidationErrors(t *testing.T) {
 		{"view change status", func(c *Config) { c.Cluster.ViewChangeStatusTimeout = Duration(time.Second) }, "cluster.view_change_status_timeout"},
 		{"probe attempts", func(c *Config) { c.Cluster.ViewProbeAttemptsMax = 101 }, "cluster.view_probe_attempts_max"},
 		{"repair chunk at queue capacity", func(c *Config) { c.Cluster.RepairChunkMax = 256 }, "cluster.repair_chunk_max"},
+		{"replication factor zero", func(c *Config) { c.Cluster.ReplicationFactor = 0 }, "cluster.replication_factor: 0 is outside 1..=255"},
+		{"replication factor above nodes", func(c *Config) { c.Cluster.ReplicationFactor = 4 }, "cluster.replication_factor: 4 is more than the 3 nodes of the roster"},
+		{"partition leaders", func(c *Config) { c.Cluster.PartitionLeaders = "random" }, `cluster.partition_leaders: "random" is neither "spread" nor "metadata_leader"`},
+		{"negative replace dead after", func(c *Config) { c.Cluster.ReplaceDeadAfter = Duration(-time.Second) }, "cluster.replace_dead_after"},
+		{"rack on some nodes", func(c *Config) { c.Cluster.Nodes[1].Rack = "r1" }, "cluster.nodes.rack: set on n1 but not on n0, n2"},
 		{"wedged timeout", func(c *Config) { c.Cluster.SuperblockWedgedFatalTimeout = Duration(10 * time.Second) }, "cluster.superblock_wedged_fatal_timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,6 +212,11 @@ func TestClusterEnv(t *testing.T) {
 		"IGGY_CLUSTER_NODES_1_ADVERTISED_ADDRESSES_0_ADDRESS=192.168.1.2",
 		"IGGY_CLUSTER_NODES_4_BOGUS=1",
 		"IGGY_CLUSTER_REPAIR_CHUNK_MAX=64",
+		"IGGY_CLUSTER_REPLICATION_FACTOR=2",
+		"IGGY_CLUSTER_PARTITION_LEADERS=metadata_leader",
+		"IGGY_CLUSTER_REPLACE_DEAD_AFTER=30m",
+		"IGGY_CLUSTER_NODES_0_RACK=a",
+		"IGGY_CLUSTER_NODES_1_RACK=b",
 	}
 	c, notices, err := Load("", env)
 	if err != nil {
@@ -205,6 +237,10 @@ func TestClusterEnv(t *testing.T) {
 	}
 	if cl.RepairChunkMax != 64 {
 		t.Fatalf("repair_chunk_max = %d", cl.RepairChunkMax)
+	}
+	if cl.ReplicationFactor != 2 || cl.PartitionLeaders != PartitionLeadersMetadata || cl.ReplaceDeadAfter.Std() != 30*time.Minute ||
+		cl.Nodes[0].Rack != "a" || cl.Nodes[1].Rack != "b" {
+		t.Fatalf("placement keys: %+v", cl)
 	}
 	var sawBogus, sawVSR bool
 	for _, n := range notices {

@@ -28,6 +28,42 @@ func (c *Config) validateCluster() []error {
 	errs = append(errs, cl.validateTimers()...)
 	errs = append(errs, cl.validateAuth()...)
 	errs = append(errs, c.validateRoster()...)
+	errs = append(errs, cl.validatePlacement()...)
+	return errs
+}
+
+// validatePlacement checks replication_factor, partition_leaders,
+// replace_dead_after and the racks of the roster.
+func (cl *ClusterConfig) validatePlacement() []error {
+	var errs []error
+	bad := func(key string, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("cluster.%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	switch rf := cl.ReplicationFactor; {
+	case rf < 1 || rf > MaxReplicationFactor:
+		bad("replication_factor", "%d is outside 1..=%d", rf, MaxReplicationFactor)
+	case cl.EffectiveReplicationFactor() > len(cl.Nodes) && len(cl.Nodes) > 0:
+		bad("replication_factor", "%d is more than the %d nodes of the roster", rf, len(cl.Nodes))
+	}
+	switch cl.PartitionLeaders {
+	case PartitionLeadersSpread, PartitionLeadersMetadata:
+	default:
+		bad("partition_leaders", "%q is neither %q nor %q", cl.PartitionLeaders, PartitionLeadersSpread, PartitionLeadersMetadata)
+	}
+	if cl.ReplaceDeadAfter < 0 {
+		bad("replace_dead_after", "%s must not be negative (0 disables it)", cl.ReplaceDeadAfter)
+	}
+	var with, without []string
+	for _, n := range cl.Nodes {
+		if strings.TrimSpace(n.Rack) == "" {
+			without = append(without, n.Name)
+		} else {
+			with = append(with, n.Name)
+		}
+	}
+	if len(with) > 0 && len(without) > 0 {
+		bad("nodes.rack", "set on %s but not on %s: name a rack for every node or for none", strings.Join(with, ", "), strings.Join(without, ", "))
+	}
 	return errs
 }
 

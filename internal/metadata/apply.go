@@ -39,6 +39,7 @@ const (
 	effPurgeTopic
 	effDeleteSegments
 	effDeleteGroupOffsets
+	effPlace
 )
 
 // effect is one catalog.Data call to make after an entry is applied.
@@ -49,6 +50,7 @@ type effect struct {
 	partition uint32
 	count     uint32
 	group     uint32
+	replicas  []uint8
 }
 
 // idempotent reports whether running the effect twice is the same as once.
@@ -71,6 +73,10 @@ func (f effect) run(d catalog.Data) error {
 		return d.DeleteSegments(f.ref, f.partition, f.count)
 	case effDeleteGroupOffsets:
 		return d.DeleteGroupOffsets(f.ref, f.group)
+	case effPlace:
+		if p, ok := d.(catalog.Placer); ok {
+			return p.SetReplicas(f.ref, f.partition, f.replicas)
+		}
 	}
 	return nil
 }
@@ -272,14 +278,19 @@ func (s *state) createTopic(e *Entry, a actor) result {
 		Groups: map[uint32]*group{}, GroupByName: map[string]uint32{},
 	}
 	t.Partitions = make([]partition, req.PartitionsCount)
+	lists := decodePlacement(e.Secret, len(t.Partitions))
 	for i := range t.Partitions {
 		t.Partitions[i] = partition{ID: uint32(i), CreatedAt: e.Timestamp}
+		if lists != nil {
+			t.Partitions[i].Replicas = lists[i]
+		}
 	}
 	st.Topics[id] = t
 	st.TopicByName[t.Name] = id
 	res := result{payload: topicDetails(t, nil).appendTo(nil)}
 	if len(t.Partitions) > 0 {
-		res.effects = []effect{{kind: effCreatePartitions, ref: ref(st, t), ids: t.partitionIDs()}}
+		ids := t.partitionIDs()
+		res.effects = []effect{{kind: effCreatePartitions, ref: placedRef(ref(st, t), t, ids), ids: ids}}
 	}
 	return res
 }
@@ -375,12 +386,17 @@ func (s *state) createPartitions(e *Entry, a actor) result {
 		return reject(wire.ErrPartitionIDSpaceExhausted)
 	}
 	ids := make([]uint32, req.PartitionsCount)
+	lists := decodePlacement(e.Secret, len(ids))
 	for i := range ids {
 		ids[i] = first + uint32(i)
-		t.Partitions = append(t.Partitions, partition{ID: ids[i], CreatedAt: e.Timestamp})
+		p := partition{ID: ids[i], CreatedAt: e.Timestamp}
+		if lists != nil {
+			p.Replicas = lists[i]
+		}
+		t.Partitions = append(t.Partitions, p)
 	}
 	t.setPartitions()
-	return result{effects: []effect{{kind: effCreatePartitions, ref: ref(st, t), ids: ids}}}
+	return result{effects: []effect{{kind: effCreatePartitions, ref: placedRef(ref(st, t), t, ids), ids: ids}}}
 }
 
 func (s *state) deletePartitions(e *Entry, a actor) result {

@@ -43,7 +43,10 @@ const (
 	// the token's jti and the unix second until which it must stay
 	// revoked (revoked.go); UserID is the token's user.
 	KindRevokeToken Kind = 10
-	kindLimit       Kind = 11
+	// KindPlacement replaces one partition's replica list (a replica
+	// move, placement.go); Body is placementBody.
+	KindPlacement Kind = 11
+	kindLimit     Kind = 12
 )
 
 // String names the kind.
@@ -69,6 +72,8 @@ func (k Kind) String() string {
 		return "roster"
 	case KindRevokeToken:
 		return "revoke-token"
+	case KindPlacement:
+		return "placement"
 	}
 	return "kind?"
 }
@@ -120,8 +125,9 @@ const (
 	// MaxRecordLen bounds one record's payload: a request body is at most
 	// one frame, plus a bounded secret.
 	MaxRecordLen = wire.MaxFrameSize + maxSecretLen + entryFixedLen
-	// maxSecretLen bounds Entry.Secret.
-	maxSecretLen = 4096
+	// maxSecretLen bounds Entry.Secret: a hash, or the replica lists of
+	// new partitions (placement.go).
+	maxSecretLen = maxPlacementSecret
 )
 
 // Errors of the record and entry decoders.

@@ -84,6 +84,37 @@ func (s *Store) checked(newBody func() wire.Body, check func(b wire.Body) uint32
 	}
 }
 
+// placed returns a handler like checked for a command that creates
+// partitions: once check passed, the partitions' replica lists (count
+// and the topic's replication factor from the request) are chosen and
+// committed in the entry's Secret (placement.go).
+func (s *Store) placed(newBody func() wire.Body, check func(b wire.Body) uint32, count func(b wire.Body) (rf uint8, n int)) dispatch.Handler {
+	return func(x *dispatch.Exchange) {
+		b := newBody()
+		if err := b.Decode(x.Body); err != nil {
+			undecodable(x, err)
+			return
+		}
+		if code := check(b); code != 0 {
+			x.Deny(code)
+			return
+		}
+		rf, n := count(b)
+		if s.cfg.Placer == nil && rf > 1 {
+			x.Deny(wire.ErrInvalidReplicationFactor.Code)
+			return
+		}
+		secret, code := s.placeFor(rf, n)
+		if code != 0 {
+			x.Deny(code)
+			return
+		}
+		if c, ok := s.commit(x, x.Body, secret); ok {
+			x.SendCommitted(c.frame)
+		}
+	}
+}
+
 // registerCommands installs the metadata command handlers on d.
 func (s *Store) registerCommands(d *dispatch.Dispatcher, sys System) {
 	room := func(add uint32) uint32 {
@@ -103,7 +134,7 @@ func (s *Store) registerCommands(d *dispatch.Dispatcher, sys System) {
 	}))
 	d.Handle(wire.CmdDeleteStream, s.checked(func() wire.Body { return new(wire.DeleteStream) }, nil))
 	d.Handle(wire.CmdPurgeStream, s.checked(func() wire.Body { return new(wire.PurgeStream) }, nil))
-	d.Handle(wire.CmdCreateTopic, s.checked(func() wire.Body { return new(wire.CreateTopic) }, func(b wire.Body) uint32 {
+	d.Handle(wire.CmdCreateTopic, s.placed(func() wire.Body { return new(wire.CreateTopic) }, func(b wire.Body) uint32 {
 		req := b.(*wire.CreateTopic)
 		if req.PartitionsCount > wire.MaxPartitionsPerRequest {
 			return wire.ErrTooManyPartitions.Code
@@ -112,6 +143,10 @@ func (s *Store) registerCommands(d *dispatch.Dispatcher, sys System) {
 			return wire.CodeOf(err)
 		}
 		return room(req.PartitionsCount)
+	}, func(b wire.Body) (uint8, int) {
+		req := b.(*wire.CreateTopic)
+		opts, _ := wire.NewTopicOptions(req.Options, req.PartitionsCount)
+		return opts.Settings.ReplicationFactor, int(req.PartitionsCount)
 	}))
 	d.Handle(wire.CmdUpdateTopic, s.checked(func() wire.Body { return new(wire.UpdateTopic) }, func(b wire.Body) uint32 {
 		return wire.CodeOf(wire.ValidateTopicUpdate(b.(*wire.UpdateTopic).Options))
@@ -124,12 +159,15 @@ func (s *Store) registerCommands(d *dispatch.Dispatcher, sys System) {
 		}
 		return 0
 	}
-	d.Handle(wire.CmdCreatePartitions, s.checked(func() wire.Body { return new(wire.CreatePartitions) }, func(b wire.Body) uint32 {
+	d.Handle(wire.CmdCreatePartitions, s.placed(func() wire.Body { return new(wire.CreatePartitions) }, func(b wire.Body) uint32 {
 		n := b.(*wire.CreatePartitions).PartitionsCount
 		if code := partitionsCount(n); code != 0 {
 			return code
 		}
 		return room(n)
+	}, func(b wire.Body) (uint8, int) {
+		req := b.(*wire.CreatePartitions)
+		return s.topicReplicationFactor(req.StreamID, req.TopicID), int(req.PartitionsCount)
 	}))
 	d.Handle(wire.CmdDeletePartitions, s.checked(func() wire.Body { return new(wire.DeletePartitions) }, func(b wire.Body) uint32 {
 		return partitionsCount(b.(*wire.DeletePartitions).PartitionsCount)

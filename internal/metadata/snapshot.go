@@ -26,7 +26,10 @@ const (
 	// (0 in older versions: no purge identity was kept).
 	// Version 4 adds the revoked HTTP tokens after the client table
 	// (revoked.go; none in older versions).
-	snapshotVersion = 4
+	// Version 5 adds a topic's replication_factor after
+	// consumer_offset_durability and every partition's replica list
+	// (u8 count, ids) after its PurgedAt (none in older versions).
+	snapshotVersion = 5
 	// snapshotMinLen is an empty snapshot of version 1 to 3.
 	snapshotMinLen = 8 + 4 + 8 + 4 + 4 + 4 + 4 + 8
 )
@@ -126,6 +129,7 @@ func appendTopic(b []byte, t *topic) []byte {
 	b = le.AppendUint64(b, s.SizeOfMessagesRequiredToSave)
 	b = appendBool(b, s.PreallocateSegments)
 	b = appendBool(b, s.ConsumerOffsetFsync)
+	b = append(b, s.ReplicationFactor)
 	b = appendBytes32(b, t.Opts.Explicit.AppendTo(nil))
 	b = appendBytes32(b, t.Opts.Derived.AppendTo(nil))
 	b = le.AppendUint32(b, uint32(len(t.Partitions)))
@@ -133,6 +137,8 @@ func appendTopic(b []byte, t *topic) []byte {
 		b = le.AppendUint32(b, p.ID)
 		b = le.AppendUint64(b, p.CreatedAt)
 		b = le.AppendUint64(b, p.PurgedAt)
+		b = append(b, uint8(len(p.Replicas)))
+		b = append(b, p.Replicas...)
 	}
 	b = le.AppendUint32(b, t.NextGroupID)
 	b = le.AppendUint32(b, uint32(len(t.Groups)))
@@ -339,6 +345,9 @@ func decodeTopic(d *decoder) *topic {
 	if d.version >= 2 {
 		s.ConsumerOffsetFsync = d.bool()
 	}
+	if d.version >= 5 {
+		s.ReplicationFactor = d.u8()
+	}
 	t.Opts.Explicit = decodeOptions(d)
 	t.Opts.Derived = decodeOptions(d)
 	n := d.count(minPartitionLen)
@@ -348,6 +357,14 @@ func decodeTopic(d *decoder) *topic {
 			t.Partitions[i] = partition{ID: d.u32(), CreatedAt: d.u64()}
 			if d.version >= 3 {
 				t.Partitions[i].PurgedAt = d.u64()
+			}
+			if d.version >= 5 {
+				if n := int(d.u8()); n > 0 {
+					t.Partitions[i].Replicas = slices.Clone(d.take(n))
+					if hasDuplicate(t.Partitions[i].Replicas) {
+						d.err = ErrCorrupt
+					}
+				}
 			}
 			if d.err == nil && t.Partitions[i].ID != uint32(i) {
 				d.err = ErrCorrupt

@@ -32,6 +32,9 @@ type partition struct {
 	// covered the partition (0: none since it was created): the purge's
 	// identity for the partition plane (catalog.TopicRef.PurgedAt).
 	PurgedAt uint64
+	// Replicas is the ordered replica list in cluster mode (placement.go);
+	// nil: every voter holds the partition.
+	Replicas []uint8
 }
 
 // group is a consumer group of a topic; G is its membership and

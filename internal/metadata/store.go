@@ -64,6 +64,9 @@ type Config struct {
 	// KindRoster entry applies and when a raft snapshot that holds one is
 	// restored. It runs on the replication loop and must not block.
 	OnRoster func(roster []byte)
+	// Placer chooses the replicas of new partitions (cluster mode); nil
+	// leaves partitions unplaced (every node holds them).
+	Placer Placer
 }
 
 // ErrClosed is returned by writes after Close.
@@ -265,7 +268,7 @@ func (s *Store) openPartitions() {
 				for ; i < len(t.Partitions) && t.Partitions[i].PurgedAt == r.PurgedAt; i++ {
 					ids = append(ids, t.Partitions[i].ID)
 				}
-				jobs = append(jobs, job{r, ids})
+				jobs = append(jobs, job{placedRef(r, t, ids), ids})
 			}
 		}
 	}
@@ -422,6 +425,8 @@ func (s *Store) applyLocked(e *Entry) result {
 		s.st.roster = append([]byte(nil), e.Body...)
 	case KindRevokeToken:
 		s.st.applyRevokeToken(e)
+	case KindPlacement:
+		return s.st.applyPlacement(e)
 	case KindCommand:
 		res := s.st.applyCommand(e)
 		info, _ := wire.LookupCommand(e.Code)

@@ -181,6 +181,7 @@ func (f *fakeTopics) GroupPolled(catalog.TopicRef, uint32, wire.Uint128, uint32,
 	return nil
 }
 func (f *fakeTopics) GroupCommitted(catalog.TopicRef, uint32, wire.Uint128, uint32, uint64) {}
+func (f *fakeTopics) Replicas(catalog.TopicRef, uint32) []uint8                             { return nil }
 
 // answer is a decoded reply.
 type answer struct {

@@ -44,30 +44,82 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 			}
 			continue
 		}
-		part := &partition{id: id, dir: p.PartitionDir(t, id), window: commit.NewWindow(p.opts.WindowClients)}
-		log, err := storage.Open(part.dir, p.storageOptions(t.Settings, id))
-		if err != nil {
-			if errors.Is(err, storage.ErrCorrupt) {
-				p.log.Error("partition stopped: its data is corrupt and will not be served",
-					"stream", t.StreamID, "topic", t.TopicID, "partition", id, "dir", part.dir, "err", err)
-				part.broken = err
-				tp.parts[id] = part
-				continue
-			}
-			errs = append(errs, fmt.Errorf("open partition %d/%d/%d: %w", t.StreamID, t.TopicID, id, err))
-			tp.unopened[id] = struct{}{}
-			continue
+		replicas := t.Placement[id]
+		if !p.mode.holds(replicas) {
+			continue // placed on other nodes
 		}
-		if !p.attachCrypt(tp, part, log, &errs) {
-			continue
-		}
-		delete(tp.unopened, id)
-		part.log = log
-		tp.parts[id] = part
-		part.commit = p.mode.open(tp.ref, part)
-		part.commit.WantPurge(t.PurgedAt)
+		p.openPartition(tp, t, id, replicas, false, &errs)
 	}
 	return errors.Join(errs...)
+}
+
+// openPartition opens partition id of tp and registers it (Plane.mu
+// held); failures are added to errs.
+func (p *Plane) openPartition(tp *topic, t catalog.TopicRef, id uint32, replicas []uint8, joining bool, errs *[]error) {
+	part := &partition{id: id, dir: p.PartitionDir(t, id), window: commit.NewWindow(p.opts.WindowClients)}
+	log, err := storage.Open(part.dir, p.storageOptions(t.Settings, id))
+	if err != nil {
+		if errors.Is(err, storage.ErrCorrupt) {
+			p.log.Error("partition stopped: its data is corrupt and will not be served",
+				"stream", t.StreamID, "topic", t.TopicID, "partition", id, "dir", part.dir, "err", err)
+			part.broken = err
+			tp.parts[id] = part
+			return
+		}
+		*errs = append(*errs, fmt.Errorf("open partition %d/%d/%d: %w", t.StreamID, t.TopicID, id, err))
+		tp.unopened[id] = struct{}{}
+		return
+	}
+	if !p.attachCrypt(tp, part, log, errs) {
+		return
+	}
+	delete(tp.unopened, id)
+	part.log = log
+	tp.parts[id] = part
+	part.commit = p.mode.open(tp.ref, part, replicas, joining)
+	part.commit.WantPurge(t.PurgedAt)
+}
+
+// The plane holds partitions on a subset of the nodes in cluster mode.
+var _ catalog.Placer = (*Plane)(nil)
+
+// SetReplicas implements catalog.Placer: after a replica move changed
+// the replica list of partition id, this node opens an empty replica
+// that waits for the group's leader to add it and send it the log (it
+// joined the list), or drops its replica and removes its files (it left
+// the list).
+func (p *Plane) SetReplicas(t catalog.TopicRef, id uint32, replicas []uint8) error {
+	held := p.mode.holds(replicas)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return storage.ErrClosed
+	}
+	tp := p.topics[t.Incarnation]
+	_, open := tp.parts[id]
+	if tp == nil {
+		open = false
+	}
+	switch {
+	case held && !open:
+		if tp == nil {
+			tp = &topic{ref: t, dir: p.TopicDir(t), parts: map[uint32]*partition{}, unopened: map[uint32]struct{}{}}
+			p.topics[t.Incarnation] = tp
+		}
+		var errs []error
+		p.openPartition(tp, t, id, replicas, true, &errs)
+		p.mu.Unlock()
+		if len(errs) == 0 {
+			p.log.Info("partition replica added here; catching up from its leader", "stream", t.StreamID, "topic", t.TopicID, "partition", id)
+		}
+		return errors.Join(errs...)
+	case !held && open:
+		p.mu.Unlock()
+		p.log.Info("partition replica moved away; removing it here", "stream", t.StreamID, "topic", t.TopicID, "partition", id)
+		return p.DeletePartitions(t, []uint32{id})
+	}
+	p.mu.Unlock()
+	return nil
 }
 
 // DeletePartitions implements catalog.Data: it closes the partitions and

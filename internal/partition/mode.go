@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"slices"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/partition/commit"
@@ -13,7 +14,9 @@ type localMode struct{ p *Plane }
 
 func (m localMode) held() bool { return false }
 
-func (m localMode) open(_ catalog.TopicRef, part *partition) commit.Committer {
+func (localMode) holds([]uint8) bool { return true }
+
+func (m localMode) open(_ catalog.TopicRef, part *partition, _ []uint8, _ bool) commit.Committer {
 	return &localCommitter{p: m.p, part: part}
 }
 
@@ -44,9 +47,13 @@ func newReplicatedMode(p *Plane) replicatedMode {
 
 func (m replicatedMode) held() bool { return true }
 
-func (m replicatedMode) open(t catalog.TopicRef, part *partition) commit.Committer {
+func (m replicatedMode) holds(replicas []uint8) bool {
+	return len(replicas) == 0 || slices.Contains(replicas, uint8(m.p.opts.Replicator.Self()))
+}
+
+func (m replicatedMode) open(t catalog.TopicRef, part *partition, replicas []uint8, joining bool) commit.Committer {
 	return m.set.Add(t, replicated.Partition{ID: part.id, Dir: part.dir, Log: part.log, Window: part.window,
-		Local: partLocal{p: m.p, part: part}})
+		Local: partLocal{p: m.p, part: part}, Replicas: replicas, Joining: joining})
 }
 
 func (m replicatedMode) drop(t catalog.TopicRef, ids []uint32) { m.set.Drop(t, ids) }

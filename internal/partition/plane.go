@@ -210,9 +210,13 @@ type mode interface {
 	// until revealed (storage.Options.Held: a replicated log reveals
 	// committed records only).
 	held() bool
+	// holds reports whether this node holds a partition whose replica
+	// list is replicas (nil: every node).
+	holds(replicas []uint8) bool
 	// open returns the committer of a partition CreatePartitions has just
-	// opened (Plane.mu held; it must not block).
-	open(t catalog.TopicRef, part *partition) commit.Committer
+	// opened (Plane.mu held; it must not block): replicas is its replica
+	// list, joining whether a replica move just added this node to it.
+	open(t catalog.TopicRef, part *partition, replicas []uint8, joining bool) commit.Committer
 	// drop forgets the committers of partitions being deleted, before
 	// their files go.
 	drop(t catalog.TopicRef, ids []uint32)

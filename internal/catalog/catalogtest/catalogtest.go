@@ -208,6 +208,9 @@ func (c *Topics) GroupPolled(ref catalog.TopicRef, group uint32, client wire.Uin
 	return nil
 }
 
+// Replicas implements catalog.Topics: the fake places nothing.
+func (c *Topics) Replicas(catalog.TopicRef, uint32) []uint8 { return nil }
+
 // GroupCommitted implements catalog.Topics: it records the event.
 func (c *Topics) GroupCommitted(ref catalog.TopicRef, group uint32, client wire.Uint128, partition uint32, offset uint64) {
 	c.mu.Lock()

@@ -28,7 +28,7 @@ func (s *Set) Add(t catalog.TopicRef, part Partition) *Replica {
 	// Voters are read now, while the metadata entry that creates the
 	// partition applies, not later on the worker: every replica must
 	// bootstrap the group with the same members.
-	rep := &Replica{set: s, group: GroupID(t, part.ID), ref: t, part: &part, voters: s.r.Voters(), reqs: newRequests(part.Window)}
+	rep := &Replica{set: s, group: GroupID(t, part.ID), ref: t, part: &part, voters: bootstrapVoters(s.r.Voters(), part), reqs: newRequests(part.Window)}
 	s.mu.Lock()
 	if cur, ok := s.groups[rep.group]; ok {
 		s.mu.Unlock()
@@ -38,6 +38,23 @@ func (s *Set) Add(t catalog.TopicRef, part Partition) *Replica {
 	s.mu.Unlock()
 	s.ops.push(func(ctx context.Context) { s.startGroup(ctx, rep) })
 	return rep
+}
+
+// bootstrapVoters are the members a new group starts with: none when the
+// node joins it or the Replicator gives none (start-up, a joining node),
+// else the partition's replica list, or every voter when it has none.
+func bootstrapVoters(voters []replication.NodeID, part Partition) []replication.NodeID {
+	if part.Joining || voters == nil || len(part.Replicas) == 0 {
+		if part.Joining {
+			return nil
+		}
+		return voters
+	}
+	out := make([]replication.NodeID, len(part.Replicas))
+	for i, r := range part.Replicas {
+		out[i] = replication.NodeID(r)
+	}
+	return out
 }
 
 // startGroup opens the group's log and adds the group to the host. A

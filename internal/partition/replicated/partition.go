@@ -31,4 +31,12 @@ type Partition struct {
 	// Window is the partition's duplicate window.
 	Window *commit.Window
 	Local  Local
+	// Replicas is the partition's replica list from its placement (nil:
+	// every voter of the metadata group); a group created while its
+	// metadata entry applies is bootstrapped with these members.
+	Replicas []uint8
+	// Joining starts the group without members: this node was added to
+	// the partition's replicas by a move and waits for the leader to add
+	// it to the group and send it the log.
+	Joining bool
 }
