@@ -142,7 +142,7 @@ func placedRef(r catalog.TopicRef, t *topic, ids []uint32) catalog.TopicRef {
 			if r.Placement == nil {
 				r.Placement = make(map[uint32][]uint8, len(ids))
 			}
-			r.Placement[id] = slices.Clone(t.Partitions[id].Replicas)
+			r.Placement[id] = slices.Clone(t.Partitions[id].holders())
 		}
 	}
 	return r
@@ -154,6 +154,8 @@ type PartitionPlacement struct {
 	Partition uint32
 	// Replicas is the ordered replica list (nil: every voter).
 	Replicas []uint8
+	// Target is the list a move in progress leads to (nil: none).
+	Target []uint8
 }
 
 // Placements lists every partition of every topic with its replica
@@ -168,7 +170,7 @@ func (s *Store) Placements() []PartitionPlacement {
 			t := st.Topics[tid]
 			r := ref(st, t)
 			for _, p := range t.Partitions {
-				out = append(out, PartitionPlacement{Ref: r, Partition: p.ID, Replicas: slices.Clone(p.Replicas)})
+				out = append(out, PartitionPlacement{Ref: r, Partition: p.ID, Replicas: slices.Clone(p.Replicas), Target: slices.Clone(p.Target)})
 			}
 		}
 	}
@@ -178,13 +180,21 @@ func (s *Store) Placements() []PartitionPlacement {
 // Replicas returns the replica list of one partition of topic t (nil:
 // unknown or held by every voter). It implements catalog.Topics.
 func (s *Store) Replicas(t catalog.TopicRef, partition uint32) []uint8 {
+	r, _ := s.Placement(t, partition)
+	return r
+}
+
+// Placement returns one partition's replica list and the target of a
+// move in progress (nil, nil: unknown, or held by every voter).
+func (s *Store) Placement(t catalog.TopicRef, partition uint32) (replicas, target []uint8) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	_, tp := s.st.topicByIDs(t.StreamID, t.TopicID)
 	if tp == nil || tp.Incarnation != t.Incarnation || int(partition) >= len(tp.Partitions) {
-		return nil
+		return nil, nil
 	}
-	return slices.Clone(tp.Partitions[partition].Replicas)
+	p := &tp.Partitions[partition]
+	return slices.Clone(p.Replicas), slices.Clone(p.Target)
 }
 
 // topicByIDs finds a topic by numeric ids (nil, nil when missing).
@@ -197,33 +207,38 @@ func (s *state) topicByIDs(sid, tid uint32) (*stream, *topic) {
 }
 
 // placementBody is a KindPlacement entry's body: stream u32, topic u32,
-// incarnation u64, partition u32, count u8, the replica ids.
-func placementBody(t catalog.TopicRef, partition uint32, replicas []uint8) []byte {
-	b := make([]byte, 0, 21+len(replicas))
+// incarnation u64, partition u32, count u8, the replica ids, count u8,
+// the target's ids.
+func placementBody(t catalog.TopicRef, partition uint32, replicas, target []uint8) []byte {
+	b := make([]byte, 0, 22+len(replicas)+len(target))
 	b = binary.LittleEndian.AppendUint32(b, t.StreamID)
 	b = binary.LittleEndian.AppendUint32(b, t.TopicID)
 	b = binary.LittleEndian.AppendUint64(b, t.Incarnation)
 	b = binary.LittleEndian.AppendUint32(b, partition)
 	b = append(b, uint8(len(replicas)))
-	return append(b, replicas...)
+	b = append(b, replicas...)
+	b = append(b, uint8(len(target)))
+	return append(b, target...)
 }
 
 // ErrPlacementStale: the partition of a placement change no longer
 // exists (its topic was deleted or created again).
 var ErrPlacementStale = errors.New("metadata: partition of the placement change no longer exists")
 
-// CommitPlacement commits a new replica list for one partition (the
-// metadata leader only; replica moves). It returns once the entry
-// applied here; the partition plane of every node then creates or drops
-// its replica (catalog.Placer).
-func (s *Store) CommitPlacement(ctx context.Context, t catalog.TopicRef, partition uint32, replicas []uint8) error {
-	if len(replicas) == 0 || hasDuplicate(replicas) {
-		return fmt.Errorf("metadata: replica list %v of partition %d: empty or with a duplicate", replicas, partition)
+// CommitPlacement commits a new replica list for one partition, and the
+// target of a move (nil: none), from any node (a follower forwards it
+// to the metadata leader). It returns once
+// the entry applied here; the partition plane of every node then creates
+// or drops its replica (catalog.Placer) so that the nodes of both lists
+// hold the partition.
+func (s *Store) CommitPlacement(ctx context.Context, t catalog.TopicRef, partition uint32, replicas, target []uint8) error {
+	if len(replicas) == 0 || hasDuplicate(replicas) || hasDuplicate(target) {
+		return fmt.Errorf("metadata: replica list %v (target %v) of partition %d: empty or with a duplicate", replicas, target, partition)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c, err := s.submit(Entry{Kind: KindPlacement, Body: placementBody(t, partition, replicas)})
+	c, err := s.submit(Entry{Kind: KindPlacement, Body: placementBody(t, partition, replicas, target)})
 	if err != nil {
 		return fmt.Errorf("commit placement of partition %d: %w", partition, err)
 	}
@@ -236,17 +251,22 @@ func (s *Store) CommitPlacement(ctx context.Context, t catalog.TopicRef, partiti
 // applyPlacement applies a KindPlacement entry.
 func (s *state) applyPlacement(e *Entry) result {
 	b := e.Body
-	if len(b) < 21 || len(b) != 21+int(b[20]) || b[20] == 0 {
+	if len(b) < 22 || b[20] == 0 || len(b) < 22+int(b[20]) || len(b) != 22+int(b[20])+int(b[21+int(b[20])]) {
 		return reject(wire.ErrInvalidCommand)
 	}
 	le := binary.LittleEndian
 	sid, tid, inc, pid := le.Uint32(b), le.Uint32(b[4:]), le.Uint64(b[8:]), le.Uint32(b[16:])
-	replicas := slices.Clone(b[21:])
+	n := int(b[20])
+	replicas := slices.Clone(b[21 : 21+n])
+	var target []uint8
+	if len(b) > 22+n {
+		target = slices.Clone(b[22+n:])
+	}
 	st, t := s.topicByIDs(sid, tid)
-	if t == nil || t.Incarnation != inc || int(pid) >= len(t.Partitions) || hasDuplicate(replicas) {
+	if t == nil || t.Incarnation != inc || int(pid) >= len(t.Partitions) || hasDuplicate(replicas) || hasDuplicate(target) {
 		return reject(wire.ErrPartitionNotFound)
 	}
-	t.Partitions[pid].Replicas = replicas
-	r := ref(st, t)
-	return result{effects: []effect{{kind: effPlace, ref: r, partition: pid, replicas: slices.Clone(replicas)}}}
+	p := &t.Partitions[pid]
+	p.Replicas, p.Target = replicas, target
+	return result{effects: []effect{{kind: effPlace, ref: ref(st, t), partition: pid, replicas: p.holders()}}}
 }

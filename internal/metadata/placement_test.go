@@ -106,21 +106,27 @@ func TestPlacementCommittedAndKept(t *testing.T) {
 		t.Fatalf("Placements() = %+v", ps)
 	}
 	ref := ps[0].Ref
-	if err := s.CommitPlacement(context.Background(), ref, 1, []uint8{1, 2, 4}); err != nil {
+	if err := s.CommitPlacement(context.Background(), ref, 1, []uint8{1, 2, 3}, []uint8{1, 2, 4}); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Replicas(ref, 1); !reflect.DeepEqual(got, []uint8{1, 2, 4}) {
-		t.Fatalf("after the move Replicas = %v", got)
+	if r, tg := s.Placement(ref, 1); !reflect.DeepEqual(r, []uint8{1, 2, 3}) || !reflect.DeepEqual(tg, []uint8{1, 2, 4}) {
+		t.Fatalf("during the move Placement = %v, %v", r, tg)
 	}
-	if len(data.moves) != 1 || data.moves[0] != "0/0/1 [1 2 4]" {
-		t.Fatalf("SetReplicas calls %v", data.moves)
+	if err := s.CommitPlacement(context.Background(), ref, 1, []uint8{1, 2, 4}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if r, tg := s.Placement(ref, 1); !reflect.DeepEqual(r, []uint8{1, 2, 4}) || tg != nil {
+		t.Fatalf("after the move Placement = %v, %v", r, tg)
+	}
+	if want := []string{"0/0/1 [1 2 3 4]", "0/0/1 [1 2 4]"}; !reflect.DeepEqual(data.moves, want) {
+		t.Fatalf("SetReplicas calls %v, want %v", data.moves, want)
 	}
 	stale := ref
 	stale.Incarnation++
-	if err := s.CommitPlacement(context.Background(), stale, 1, []uint8{0}); !errors.Is(err, ErrPlacementStale) {
+	if err := s.CommitPlacement(context.Background(), stale, 1, []uint8{0}, nil); !errors.Is(err, ErrPlacementStale) {
 		t.Fatalf("placement of another incarnation: %v", err)
 	}
-	if err := s.CommitPlacement(context.Background(), ref, 1, []uint8{2, 2}); err == nil {
+	if err := s.CommitPlacement(context.Background(), ref, 1, []uint8{2, 2}, nil); err == nil {
 		t.Fatal("a list with a duplicate was committed")
 	}
 	before := s.encoded()

@@ -108,7 +108,9 @@ func (s *Store) Bootstrapped() bool {
 // apply of that entry, so the session it binds is in its table. An HTTP
 // token revocation (KindRevokeToken) is forwarded the same way: an HTTP
 // logout works on every node, and once it is answered the token is
-// refused on the node that answered.
+// refused on the node that answered. A placement change is forwarded
+// too: a partition's leader completes a move it carried out wherever it
+// runs.
 func (s *Store) propose(e Entry) (committed, error) {
 	s.wmu.Lock()
 	closed := s.closed
@@ -124,7 +126,7 @@ func (s *Store) propose(e Entry) (committed, error) {
 	data := appendProposal(nil, nonce, r.Self(), &e)
 	ctx, cancel := context.WithTimeout(context.Background(), ReplicaTimeout)
 	defer cancel()
-	forward := (e.Kind == KindRegister || e.Kind == KindLogout || e.Kind == KindRevokeToken) && !r.IsLeader()
+	forward := (e.Kind == KindRegister || e.Kind == KindLogout || e.Kind == KindRevokeToken || e.Kind == KindPlacement) && !r.IsLeader()
 	var err error
 	if forward {
 		err = r.Forward(ctx, data)

@@ -28,7 +28,8 @@ const (
 	// (revoked.go; none in older versions).
 	// Version 5 adds a topic's replication_factor after
 	// consumer_offset_durability and every partition's replica list
-	// (u8 count, ids) after its PurgedAt (none in older versions).
+	// and the target of a move in progress (each u8 count, ids) after its
+	// PurgedAt (none in older versions).
 	snapshotVersion = 5
 	// snapshotMinLen is an empty snapshot of version 1 to 3.
 	snapshotMinLen = 8 + 4 + 8 + 4 + 4 + 4 + 4 + 8
@@ -139,6 +140,8 @@ func appendTopic(b []byte, t *topic) []byte {
 		b = le.AppendUint64(b, p.PurgedAt)
 		b = append(b, uint8(len(p.Replicas)))
 		b = append(b, p.Replicas...)
+		b = append(b, uint8(len(p.Target)))
+		b = append(b, p.Target...)
 	}
 	b = le.AppendUint32(b, t.NextGroupID)
 	b = le.AppendUint32(b, uint32(len(t.Groups)))
@@ -359,11 +362,15 @@ func decodeTopic(d *decoder) *topic {
 				t.Partitions[i].PurgedAt = d.u64()
 			}
 			if d.version >= 5 {
+				p := &t.Partitions[i]
 				if n := int(d.u8()); n > 0 {
-					t.Partitions[i].Replicas = slices.Clone(d.take(n))
-					if hasDuplicate(t.Partitions[i].Replicas) {
-						d.err = ErrCorrupt
-					}
+					p.Replicas = slices.Clone(d.take(n))
+				}
+				if n := int(d.u8()); n > 0 {
+					p.Target = slices.Clone(d.take(n))
+				}
+				if hasDuplicate(p.Replicas) || hasDuplicate(p.Target) {
+					d.err = ErrCorrupt
 				}
 			}
 			if d.err == nil && t.Partitions[i].ID != uint32(i) {

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/iggo-dev/iggo/internal/auth"
@@ -35,6 +36,24 @@ type partition struct {
 	// Replicas is the ordered replica list in cluster mode (placement.go);
 	// nil: every voter holds the partition.
 	Replicas []uint8
+	// Target is the replica list a move in progress leads to (nil: no
+	// move). While it is set, the nodes of both lists hold the partition.
+	Target []uint8
+}
+
+// holders are the nodes that hold p's data: Replicas and, during a move,
+// Target (nil: every voter).
+func (p *partition) holders() []uint8 {
+	if len(p.Target) == 0 {
+		return p.Replicas
+	}
+	out := slices.Clone(p.Replicas)
+	for _, r := range p.Target {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // group is a consumer group of a topic; G is its membership and
