@@ -15,12 +15,18 @@ const (
 	// CmdClusterRemoveNode removes a node (ClusterRemoveNode body, empty
 	// reply) from every raft group through joint consensus.
 	CmdClusterRemoveNode Command = 1002
+	// CmdClusterRebalance plans replica moves that balance the replicas
+	// over the nodes (empty body, ClusterRebalanceReply reply): it
+	// answers once the first moves are committed; the others follow as
+	// those finish.
+	CmdClusterRebalance Command = 1004
 )
 
 // extensionTable lists Iggo's extension commands in code order.
 var extensionTable = [...]CommandInfo{
 	read(CmdClusterAddNode, "CLUSTER_ADD_NODE"),
 	read(CmdClusterRemoveNode, "CLUSTER_REMOVE_NODE"),
+	read(CmdClusterRebalance, "CLUSTER_REBALANCE"),
 }
 
 // lookupExtension finds an extension command.
