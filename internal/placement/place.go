@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -9,14 +10,20 @@ import (
 // distinct nodes out of nodes, and adds them to load (nil: an empty load).
 //
 // The choice is greedy, one partition after the other, against the load
-// as it grows, so one call for thousands of partitions stays balanced:
-// the members are the nodes holding the fewest replicas; among equally
-// loaded nodes it prefers a rack the list does not use yet (racks count
-// only when every node names one), then the node leading the fewest
-// partitions, then the next node in a rotation that advances with every
-// partition. Element 0 of a list is the member leading the fewest
-// partitions. Replica balance comes first: with racks of unequal sizes a
-// list spreads over racks only as far as equal replica counts allow.
+// as it grows, so one call for thousands of partitions stays balanced.
+// Replicas come first: a list takes the nodes holding the fewest
+// replicas (from an even load, counts never differ by more than one).
+// Among the nodes that allows, the leader (element 0) is the
+// one leading the fewest partitions; the followers are the least loaded
+// others, preferring a rack the list does not use yet (racks count only
+// when every node names one), then nodes already leading more (so those
+// leading few stay free to lead the next lists), then the next node in a
+// rotation that advances with every partition. Last, where that left
+// preferred leaders uneven, the new lists are reordered (never the
+// existing ones) until no node leads two more than another it can hand a
+// leadership to. With racks of equal sizes every list spans min(rf,
+// racks) racks; with unequal sizes a list spreads over racks only as far
+// as equal replica counts allow.
 //
 // rf below 1 or above len(nodes) fails with an error wrapping
 // ErrReplicationFactor that names both counts; duplicate node ids and
@@ -27,8 +34,8 @@ func Place(nodes []Node, load *Load, rf int, count int) ([][]uint8, error) {
 		return nil, err
 	}
 	if rf < 1 || rf > len(nodes) {
-		return nil, fmt.Errorf("%w: %d replicas per partition with %d nodes (want 1 to %d)",
-			ErrReplicationFactor, rf, len(nodes), len(nodes))
+		return nil, fmt.Errorf("%w: %d replicas per partition with %d nodes (it must be at least 1 and at most the node count)",
+			ErrReplicationFactor, rf, len(nodes))
 	}
 	if count < 0 {
 		return nil, fmt.Errorf("placement: negative partition count %d", count)
@@ -61,15 +68,21 @@ type placer struct {
 	taken    []bool // per node: already a member of that list
 	picked   []int  // node indexes of the list, in the order chosen
 	counts   []int  // scratch for threshold
+	rackSize []int  // per rack: nodes
+	rackLoad []int  // per rack: replicas on its nodes
 }
 
 func newPlacer(nodes []Node, racks bool, rf int) *placer {
 	of, n := rackIndex(nodes, racks)
-	return &placer{
+	p := &placer{
 		nodes: nodes, rackOf: of, rackUses: make([]int, n),
 		taken: make([]bool, len(nodes)), picked: make([]int, 0, rf),
-		counts: make([]int, 0, len(nodes)),
+		counts: make([]int, 0, len(nodes)), rackSize: make([]int, n), rackLoad: make([]int, n),
 	}
+	for _, r := range of {
+		p.rackSize[r]++
+	}
+	return p
 }
 
 // choose fills set with distinct node ids (see Place).
@@ -87,6 +100,10 @@ func (p *placer) choose(load *Load, set []uint8) {
 	clear(p.rackUses)
 	p.picked = p.picked[:0]
 	threshold := p.threshold(load, len(set))
+	clear(p.rackLoad)
+	for i, nd := range p.nodes {
+		p.rackLoad[p.rackOf[i]] += load.replicas[nd.ID]
+	}
 	lead := -1
 	for i, nd := range p.nodes {
 		if load.replicas[nd.ID] > threshold {
@@ -138,6 +155,9 @@ func (p *placer) betterLeader(load *Load, a, b, start int) bool {
 	if ra, rb := load.replicas[ia], load.replicas[ib]; ra != rb {
 		return ra < rb
 	}
+	if c := p.compareRacks(a, b); c != 0 {
+		return c < 0
+	}
 	return p.rot(a, start) < p.rot(b, start)
 }
 
@@ -152,10 +172,22 @@ func (p *placer) betterFollower(load *Load, a, b, start int) bool {
 	if ua, ub := p.rackUses[p.rackOf[a]], p.rackUses[p.rackOf[b]]; ua != ub {
 		return ua < ub
 	}
+	if c := p.compareRacks(a, b); c != 0 {
+		return c < 0
+	}
 	if la, lb := load.leaders[ia], load.leaders[ib]; la != lb {
 		return la > lb
 	}
 	return p.rot(a, start) < p.rot(b, start)
+}
+
+// compareRacks compares the replicas per node of the racks of node
+// indexes a and b. Taking from the less loaded rack keeps the racks'
+// least loaded nodes spread over racks, so the lists that must take
+// them still span as many racks as they can.
+func (p *placer) compareRacks(a, b int) int {
+	ra, rb := p.rackOf[a], p.rackOf[b]
+	return cmp.Compare(p.rackLoad[ra]*p.rackSize[rb], p.rackLoad[rb]*p.rackSize[ra])
 }
 
 // rot is node index i's place in the rotation that starts at start.

@@ -31,9 +31,11 @@ func (m Move) Apply(list []uint8) bool {
 //
 //  1. move every replica held by a node not in nodes (a node being
 //     drained for removal, or a dead one whose replicas are re-created),
-//     partitions with the most such replicas first; a replica with no
-//     possible target (every allowed node already holds the partition)
-//     stays where it is;
+//     partitions with the most such replicas first, each to a node
+//     still below the mean (rounded up) the evacuation heads for,
+//     preferring a rack the rest of the list does not use, then the
+//     least loaded node; a replica with no possible target (every
+//     allowed node already holds the partition) stays where it is;
 //  2. then move replicas from the node holding the most to the node
 //     holding the fewest, as long as one holds more than one replica above
 //     the mean or one more than one below it and they differ by two or
@@ -48,8 +50,9 @@ func (m Move) Apply(list []uint8) bool {
 //
 // A target never already holds the partition. Plan is stable: on a
 // placement where every replica is on an allowed node and every node
-// holds the mean ±1 replicas it returns nothing, so calling it again on
-// its own applied result converges. Empty lists (partitions without a
+// holds the mean ±1 replicas it returns nothing; when maxMoves cut it
+// short, calling it again on the placement with its moves applied goes
+// on, and repeating that ends with no moves. Empty lists (partitions without a
 // placement) are left alone. Duplicate node ids and racks on some nodes
 // only are errors.
 func Plan(nodes []Node, current [][]uint8, maxMoves int) ([]Move, error) {

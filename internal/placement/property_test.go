@@ -123,3 +123,26 @@ func balanceLeaders(t tb, nodes []Node, lists [][]uint8, max int) {
 	}
 	t.Fatalf("leader balance did not converge")
 }
+
+// TestPlaceEqualRacks: with racks of equal sizes every list spans
+// min(rf, racks) racks.
+func TestPlaceEqualRacks(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		racks := rapid.IntRange(2, 5).Draw(t, "racks")
+		per := rapid.IntRange(1, 4).Draw(t, "per rack")
+		nodes := makeNodes(racks*per, racks)
+		rf := rapid.IntRange(1, min(5, len(nodes))).Draw(t, "rf")
+		load := &Load{}
+		for range rapid.IntRange(1, 3).Draw(t, "calls") {
+			lists, err := Place(nodes, load, rf, rapid.IntRange(0, 500).Draw(t, "count"))
+			if err != nil {
+				t.Fatalf("place: %v", err)
+			}
+			for i, l := range lists {
+				if n := racksOf(nodes, l); n != min(rf, racks) {
+					t.Fatalf("list %d %v spans %d racks, want %d", i, l, n, min(rf, racks))
+				}
+			}
+		}
+	})
+}
