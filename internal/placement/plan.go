@@ -83,8 +83,13 @@ type planner struct {
 	total    int        // replicas on allowed nodes
 	cap      int        // replicas per node the evacuation heads for (the mean, rounded up)
 	byNode   [256][]int // partitions each node held at some point (stale entries are skipped)
-	moves    []Move
-	limit    int
+	index    [256]int   // position of an allowed node in nodes
+	// noRackKeeping[pair(h, l)]: no list of h can move to l without
+	// spanning fewer racks (known from a scan, kept up to date as lists
+	// change), so nextMove need not look again.
+	noRackKeeping []bool
+	moves         []Move
+	limit         int
 }
 
 func newPlanner(nodes []Node, racks bool, current [][]uint8, maxMoves int) *planner {
@@ -94,6 +99,10 @@ func newPlanner(nodes []Node, racks bool, current [][]uint8, maxMoves int) *plan
 	for i, nd := range nodes {
 		p.allowed[nd.ID] = true
 		p.rack[nd.ID] = of[i]
+		p.index[nd.ID] = i
+	}
+	if racks {
+		p.noRackKeeping = make([]bool, len(nodes)*len(nodes))
 	}
 	backing := 0
 	for _, l := range current {
@@ -139,6 +148,7 @@ func (p *planner) apply(m Move) {
 	}
 	p.byNode[m.To] = append(p.byNode[m.To], m.Index)
 	p.moves = append(p.moves, m)
+	p.noteChanged(m.Index)
 }
 
 // evacuate moves the replicas held by nodes that are not allowed.
@@ -220,21 +230,19 @@ func (p *planner) rackUses(list []uint8, skip int, id uint8) int {
 	return n
 }
 
-// distinctRacks counts the racks of the allowed members of list, with
-// position pos taken by node id.
-func (p *planner) distinctRacks(list []uint8, pos int, id uint8) int {
-	var seen [256]bool // rack numbers are below the node count, at most 256
-	n := 0
-	for k, r := range list {
-		if k == pos {
-			r = id
-		}
-		if p.allowed[r] && !seen[p.rack[r]] {
-			seen[p.rack[r]] = true
-			n++
-		}
+// rackGain is the change in racks spanned by list when position pos
+// (node h) is taken by node l: +1 if l brings a rack no other allowed
+// member has, -1 if h took away the only member of its rack, both or
+// neither 0.
+func (p *planner) rackGain(list []uint8, pos int, h, l uint8) int {
+	gain := 0
+	if p.rackUses(list, pos, l) == 0 {
+		gain++
 	}
-	return n
+	if p.allowed[h] && p.rackUses(list, pos, h) == 0 {
+		gain--
+	}
+	return gain
 }
 
 // rebalance moves replicas from the most to the least loaded nodes.
@@ -270,8 +278,6 @@ func (p *planner) unbalanced(h, l uint8, mean float64) bool {
 // unbalanced pair first, preferring a move that does not make the list
 // span fewer racks; failing that, the first move found.
 func (p *planner) nextMove(src, dst []uint8, mean float64) (Move, bool) {
-	var fallback Move
-	found := false
 	for _, h := range src {
 		if !p.unbalanced(h, dst[0], mean) {
 			break
@@ -280,24 +286,73 @@ func (p *planner) nextMove(src, dst []uint8, mean float64) (Move, bool) {
 			if !p.unbalanced(h, l, mean) {
 				break
 			}
+			if p.racks && p.noRackKeeping[p.pair(h, l)] {
+				continue
+			}
 			m, rack, ok := p.candidate(h, l)
-			switch {
-			case ok && rack >= 0:
+			if ok && rack >= 0 {
 				return m, true
-			case ok && !found:
-				fallback, found = m, true
+			}
+			if p.racks {
+				p.noRackKeeping[p.pair(h, l)] = true
 			}
 		}
 	}
-	return fallback, found
+	if !p.racks {
+		return Move{}, false
+	}
+	// Every move loses a rack: take the first pair that has one.
+	for _, h := range src {
+		if !p.unbalanced(h, dst[0], mean) {
+			break
+		}
+		for _, l := range dst {
+			if !p.unbalanced(h, l, mean) {
+				break
+			}
+			if m, _, ok := p.candidate(h, l); ok {
+				return m, true
+			}
+		}
+	}
+	return Move{}, false
 }
 
+// pair is the index of (h, l) in noRackKeeping.
+func (p *planner) pair(h, l uint8) int { return p.index[h]*len(p.nodes) + p.index[l] }
+
+// noteChanged updates noRackKeeping after list index changed: the list
+// may now be a move from one of its members to another node that loses
+// no rack.
+func (p *planner) noteChanged(index int) {
+	if !p.racks {
+		return
+	}
+	list := p.lists[index]
+	for pos, h := range list {
+		if !p.allowed[h] {
+			continue
+		}
+		for _, nd := range p.nodes {
+			k := p.pair(h, nd.ID)
+			if p.noRackKeeping[k] && !slices.Contains(list, nd.ID) && p.rackGain(list, pos, h, nd.ID) >= 0 {
+				p.noRackKeeping[k] = false
+			}
+		}
+	}
+}
+
+// rackSearch is how many movable lists candidate looks at for one that
+// gains a rack once it has one that loses none.
+const rackSearch = 64
+
 // candidate picks the partition of h to move to l: l not a member; the
-// largest gain in racks spanned; then one whose leadership moving helps
+// largest gain in racks spanned (a gain looked for among the first
+// rackSearch movable lists only); then one whose leadership moving helps
 // (or at least does not hurt) the leader balance; then the lowest index.
 // It returns the change in racks spanned too.
 func (p *planner) candidate(h, l uint8) (Move, int, bool) {
-	found, best, bestRack, bestLead := false, 0, 0, 0
+	found, best, bestRack, bestLead, seen := false, 0, 0, 0, 0
 	wantLead := p.leaders[h]-p.leaders[l] >= 2
 	for _, i := range p.byNode[h] {
 		list := p.lists[i]
@@ -307,7 +362,7 @@ func (p *planner) candidate(h, l uint8) (Move, int, bool) {
 		}
 		rack := 0
 		if p.racks {
-			rack = p.distinctRacks(list, pos, l) - p.distinctRacks(list, -1, 0)
+			rack = p.rackGain(list, pos, h, l)
 		}
 		lead := 0
 		if pos == 0 {
@@ -318,10 +373,15 @@ func (p *planner) candidate(h, l uint8) (Move, int, bool) {
 				lead = -1
 			}
 		}
+		seen++
 		if !found || rack > bestRack || rack == bestRack && lead > bestLead {
 			found, best, bestRack, bestLead = true, i, rack, lead
-			if (!p.racks || rack > 0) && (lead == 1 || !wantLead && lead == 0) {
-				break // nothing can beat it
+		}
+		if bestLead == 1 || !wantLead && bestLead == 0 {
+			// Nothing beats it, or nothing is likely to: a list that
+			// gains a rack is looked for among the first few only.
+			if !p.racks || bestRack > 0 || bestRack == 0 && seen >= rackSearch {
+				break
 			}
 		}
 	}

@@ -210,3 +210,42 @@ func TestBalanceLeadersByChain(t *testing.T) {
 		t.Fatalf("leaders %v after %v: %v", leaders, leads, lists)
 	}
 }
+
+// TestPlanUnequalRacks: racks of 8 and 4 nodes, 10,000 partitions; one
+// node of the large rack leaves and two join it. Balance wins over racks:
+// rack b's 4 of 13 nodes then hold fewer replicas than there are lists,
+// so some lists must lie in rack a alone; Plan leaves (about) no more
+// than those, and stays fast.
+func TestPlanUnequalRacks(t *testing.T) {
+	nodes := makeNodes(12, 0)
+	for i := range nodes {
+		nodes[i].Rack = []string{"a", "a", "b"}[i%3]
+	}
+	lists, _ := Place(nodes, nil, 3, 10000)
+	after := append(slices.Clone(nodes[1:]), Node{ID: 200, Rack: "a"}, Node{ID: 201, Rack: "a"})
+	start := time.Now()
+	moves := converge(t, after, lists, 0, 100)
+	took := time.Since(start)
+	checkLists(t, after, lists, 3)
+	replicas, _ := counts(after, lists)
+	checkSpread(t, "replicas", replicas, 0, 1)
+	one := 0
+	for _, l := range lists {
+		if racksOf(after, l) == 1 {
+			one++
+		}
+	}
+	inB := 0
+	for i, n := range after {
+		if n.Rack == "b" {
+			inB += replicas[i]
+		}
+	}
+	t.Logf("%d moves in %s; %d of %d lists on one rack (at least %d must be)", moves, took, one, len(lists), len(lists)-inB)
+	if one > len(lists)-inB+10 {
+		t.Fatalf("%d lists on one rack, %d would do", one, len(lists)-inB)
+	}
+	if took > time.Second {
+		t.Fatalf("planning took %s", took)
+	}
+}
