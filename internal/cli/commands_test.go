@@ -301,7 +301,7 @@ func TestSystemCommands(t *testing.T) {
 	for _, o := range opts {
 		keys[o["key"].(string)] = true
 	}
-	if !keys["segment_size"] || !keys["message_expiry"] || !keys["durability"] || len(opts) != 10 {
+	if !keys["segment_size"] || !keys["message_expiry"] || !keys["durability"] || !keys["replication_factor"] || len(opts) != 11 {
 		t.Fatalf("options = %v", opts)
 	}
 	wantLines(t, e.ok("options", "topic"), "KEY", "segment_size", "1 GiB")

@@ -76,6 +76,24 @@ type opError struct {
 func (e *opError) Error() string { return e.op + ": " + e.err.Error() }
 func (e *opError) Unwrap() error { return e.err }
 
+// hintedError adds an explanation to a server error.
+type hintedError struct {
+	err  error
+	hint string
+}
+
+func (e *hintedError) Error() string { return e.err.Error() + ": " + e.hint }
+func (e *hintedError) Unwrap() error { return e.err }
+
+// replicationHint explains InvalidReplicationFactor (2018), whose
+// reason the server only logs.
+func replicationHint(err error) error {
+	if we, ok := errors.AsType[*wire.Error](err); ok && we.Code == wire.ErrInvalidReplicationFactor.Code {
+		return &hintedError{err: err, hint: "replication_factor is more than the cluster's live nodes (a single node accepts only 1)"}
+	}
+	return err
+}
+
 // exitCode classifies err.
 func exitCode(err error) int {
 	if err == nil {

@@ -257,7 +257,7 @@ func (a *app) topicCmd() *cobra.Command {
 					t, err = c.CreateTopic(ctx, sid, name, parts, opts...)
 					return err
 				}); err != nil {
-					return wrapf(err, "create topic %s in stream %s", name, sid)
+					return wrapf(replicationHint(err), "create topic %s in stream %s", name, sid)
 				}
 				v := newTopicView(&t.Topic)
 				return a.done(cmd, fmt.Sprintf("topic %q created in stream %s with id %d and %d partition(s)", t.Name, sid, t.ID, t.PartitionsCount), v)

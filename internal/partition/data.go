@@ -96,10 +96,7 @@ func (p *Plane) SetReplicas(t catalog.TopicRef, id uint32, replicas []uint8) err
 		return storage.ErrClosed
 	}
 	tp := p.topics[t.Incarnation]
-	_, open := tp.parts[id]
-	if tp == nil {
-		open = false
-	}
+	_, open := tp.parts[id] // a nil tp holds nothing
 	switch {
 	case held && !open:
 		if tp == nil {
@@ -119,6 +116,9 @@ func (p *Plane) SetReplicas(t catalog.TopicRef, id uint32, replicas []uint8) err
 		return p.DeletePartitions(t, []uint32{id})
 	}
 	p.mu.Unlock()
+	if held {
+		p.mode.place(t, id, replicas)
+	}
 	return nil
 }
 

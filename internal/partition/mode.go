@@ -7,6 +7,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/partition/replicated"
+	"github.com/iggo-dev/iggo/internal/replication"
 )
 
 // localMode is the single-node mode: writes apply to storage directly.
@@ -21,6 +22,8 @@ func (m localMode) open(_ catalog.TopicRef, part *partition, _ []uint8, _ bool) 
 }
 
 func (localMode) drop(catalog.TopicRef, []uint32) {}
+
+func (localMode) place(catalog.TopicRef, uint32, []uint8) {}
 
 // await returns at once: a local purge or offset deletion applies before
 // PurgeTopic or DeleteGroupOffsets returns.
@@ -58,6 +61,10 @@ func (m replicatedMode) open(t catalog.TopicRef, part *partition, replicas []uin
 
 func (m replicatedMode) drop(t catalog.TopicRef, ids []uint32) { m.set.Drop(t, ids) }
 
+func (m replicatedMode) place(t catalog.TopicRef, id uint32, replicas []uint8) {
+	m.set.SetReplicas(t, id, replicas)
+}
+
 func (m replicatedMode) await(ctx context.Context, t catalog.TopicRef, ids []uint32) error {
 	return m.set.Await(ctx, t, ids)
 }
@@ -77,4 +84,15 @@ func (p *Plane) AwaitPartitions(ctx context.Context, t catalog.TopicRef) error {
 		ids = append(ids, part.id)
 	}
 	return p.mode.await(ctx, t, ids)
+}
+
+// LeaderPreference returns the replica list of partition group g,
+// preferred leader first (nil: not a partition held here, not placed, or
+// single-node mode). The replication host's leader balancing calls it on
+// its loop: it never blocks.
+func (p *Plane) LeaderPreference(g replication.GroupID) []replication.NodeID {
+	if m, ok := p.mode.(replicatedMode); ok {
+		return m.set.Preference(g)
+	}
+	return nil
 }

@@ -217,6 +217,9 @@ type mode interface {
 	// opened (Plane.mu held; it must not block): replicas is its replica
 	// list, joining whether a replica move just added this node to it.
 	open(t catalog.TopicRef, part *partition, replicas []uint8, joining bool) commit.Committer
+	// place records the new replica list of a partition this node keeps
+	// holding (a move changed it).
+	place(t catalog.TopicRef, id uint32, replicas []uint8)
 	// drop forgets the committers of partitions being deleted, before
 	// their files go.
 	drop(t catalog.TopicRef, ids []uint32)

@@ -21,7 +21,10 @@
 //     log, 57 when its outcome is unknown (status.go has the rule).
 //     A Prepare hook wraps ErrRefused or ErrPending to be classified.
 //   - Leader, Status and WaitFor expose the published view of a group;
-//     TransferLeadership moves leadership.
+//     TransferLeadership moves leadership. Config.FollowLeader keeps
+//     every group's leader with the metadata leader; Config.Preference
+//     instead spreads them: each leader hands a group to the first live,
+//     caught-up voter of its preferred order (TransferTarget, balance.go).
 //   - ChangeMembership runs joint consensus (ConfChangeV2); AddMember
 //     adds a node as a learner, waits until it caught up with the
 //     leader's log, and promotes it; Progress reports replication

@@ -81,6 +81,9 @@ type group struct {
 	// hardTerm and hardVote are the term and vote of the last hard state
 	// written to storage (handleReady).
 	hardTerm, hardVote uint64
+	// transfer is the last leadership transfer the balancer started
+	// (balance.go).
+	transfer transferAttempt
 	// confIndex is the index of the last configuration change applied
 	// since the group was added (0: none); CompactTo refuses to record
 	// the current ConfState at an index before it.
@@ -149,7 +152,8 @@ var errNoMachine = errors.New("GroupOptions.Machine is required")
 // fresh group with voters is bootstrapped; if this node is its
 // lowest-numbered voter (replica 0 in a fresh cluster) it campaigns at
 // once, so replica 0 becomes the first leader, as the reference's view 0
-// makes it primary.
+// makes it primary. With Config.Preference, the first voter of the
+// group's preferred order campaigns instead.
 func (h *Host) AddGroup(ctx context.Context, id GroupID, opts GroupOptions) error {
 	errc := make(chan error, 1)
 	if err := h.do(ctx, func() { errc <- h.addGroup(id, opts) }); err != nil {
@@ -235,7 +239,7 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 	// when its first campaign reached peers that had not created the
 	// group yet.
 	if fresh && len(opts.Voters) > 0 {
-		if slices.Min(opts.Voters) == h.cfg.Self {
+		if first, _ := h.firstCandidate(id, opts.Voters, nil); first == h.cfg.Self {
 			g.campaign = true
 		} else {
 			g.holdTicks = 2 * h.cfg.Timing.ElectionTicks

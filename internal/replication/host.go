@@ -56,6 +56,15 @@ type Config struct {
 	// to the metadata leader find every partition leader there.
 	FollowLeader bool
 	FollowGroup  GroupID
+	// Preference, when set, spreads leadership instead ("spread"; it
+	// cannot be combined with FollowLeader): it returns a group's
+	// preferred replica order (nil: no preference), and every heartbeat
+	// interval each leader hands the group to the first member of it that
+	// is alive, a voter and caught up (balance.go); the first campaign of
+	// a group, and the one after its leader dies, goes to the first
+	// member too. It runs on the host's loop: it must be quick, must not
+	// block and must not call into the host.
+	Preference func(GroupID) []NodeID
 	// DisableQuiescence keeps every group ticking (for comparison).
 	DisableQuiescence bool
 	// InboxBatches bounds received batches waiting for the loop; beyond
@@ -179,6 +188,9 @@ func New(cfg Config) (*Host, error) {
 	t := cfg.Timing
 	if t.Tick <= 0 || t.HeartbeatTicks < 1 || t.ElectionTicks <= t.HeartbeatTicks {
 		return nil, fmt.Errorf("replication: timing %+v needs a positive tick and election ticks above heartbeat ticks", t)
+	}
+	if cfg.FollowLeader && cfg.Preference != nil {
+		return nil, errors.New("replication: FollowLeader and Preference exclude each other")
 	}
 	if cfg.InboxBatches <= 0 {
 		cfg.InboxBatches = DefaultInboxBatches

@@ -25,8 +25,12 @@ func (h *Host) followTarget() (NodeID, bool) {
 }
 
 // mustTransfer reports whether g is led here but should follow the
-// metadata leader elsewhere.
+// metadata leader elsewhere, or be handed to its preferred leader.
 func (h *Host) mustTransfer(g *group) bool {
+	if h.cfg.Preference != nil {
+		_, ok := h.balanceTarget(g)
+		return ok
+	}
 	t, ok := h.followTarget()
 	return ok && g.id != h.cfg.FollowGroup && g.isVoter(t)
 }

@@ -56,6 +56,9 @@ func (h *Host) tick() {
 	if h.cfg.FollowLeader && h.ticks%hb == 0 {
 		h.followLeader()
 	}
+	if h.cfg.Preference != nil && h.ticks%hb == 0 {
+		h.balanceLeaders()
+	}
 }
 
 // knowPeer starts pinging n if it is new.
@@ -133,26 +136,26 @@ func (h *Host) peerDown(n NodeID) {
 	}
 }
 
-// candidate reports whether this node is the lowest-numbered live voter
-// of g other than dead.
+// candidate reports whether this node is the live voter of g other than
+// dead that campaigns first: the lowest-numbered one, or with
+// Config.Preference the first of the group's preferred order.
 func (h *Host) candidate(g *group, dead NodeID) bool {
-	best, ok := NodeID(0), false
+	voters := make([]NodeID, 0, len(g.confState.GetVoters()))
 	for _, id := range g.confState.GetVoters() {
-		v := nodeID(id)
-		if v == dead || !h.alive(v) {
-			continue
-		}
-		if !ok || v < best {
-			best, ok = v, true
-		}
+		voters = append(voters, nodeID(id))
 	}
-	return ok && best == h.cfg.Self
+	c, ok := h.firstCandidate(g.id, voters, func(v NodeID) bool { return v == dead || !h.alive(v) })
+	return ok && c == h.cfg.Self
 }
 
 // peerUp wakes the quiesced groups this node leads that include n, so a
-// returning (possibly restarted) peer is caught up at once.
+// returning (possibly restarted) peer is caught up at once, and ends the
+// balancer's back-off from n: it failed to take over before it went.
 func (h *Host) peerUp(n NodeID) {
 	for _, g := range h.leading {
+		if g.transfer.to == n {
+			g.transfer = transferAttempt{}
+		}
 		if g.quiesced && g.members[n] {
 			h.wake(g)
 			h.markDirty(g)

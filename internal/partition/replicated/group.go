@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
@@ -29,6 +30,10 @@ func (s *Set) Add(t catalog.TopicRef, part Partition) *Replica {
 	// partition applies, not later on the worker: every replica must
 	// bootstrap the group with the same members.
 	rep := &Replica{set: s, group: GroupID(t, part.ID), ref: t, part: &part, voters: bootstrapVoters(s.r.Voters(), part), reqs: newRequests(part.Window)}
+	if part.Replicas != nil {
+		l := slices.Clone(part.Replicas)
+		rep.replicas.Store(&l)
+	}
 	s.mu.Lock()
 	if cur, ok := s.groups[rep.group]; ok {
 		s.mu.Unlock()
@@ -38,6 +43,35 @@ func (s *Set) Add(t catalog.TopicRef, part Partition) *Replica {
 	s.mu.Unlock()
 	s.ops.push(func(ctx context.Context) { s.startGroup(ctx, rep) })
 	return rep
+}
+
+// SetReplicas records the current replica list of partition id of t
+// (a move changed it) for Preference; unknown partitions are ignored.
+func (s *Set) SetReplicas(t catalog.TopicRef, id uint32, replicas []uint8) {
+	if rep := s.replicaOf(GroupID(t, id)); rep != nil {
+		l := slices.Clone(replicas)
+		rep.replicas.Store(&l)
+	}
+}
+
+// Preference returns the replica list of group g as node ids, preferred
+// leader first (nil: the group is not here or has no list). It is cheap
+// and never blocks on the host: the host's leader balancing calls it on
+// its loop.
+func (s *Set) Preference(g replication.GroupID) []replication.NodeID {
+	rep := s.replicaOf(g)
+	if rep == nil {
+		return nil
+	}
+	l := rep.replicas.Load()
+	if l == nil {
+		return nil
+	}
+	out := make([]replication.NodeID, len(*l))
+	for i, r := range *l {
+		out[i] = replication.NodeID(r)
+	}
+	return out
 }
 
 // bootstrapVoters are the members a new group starts with: none when the
