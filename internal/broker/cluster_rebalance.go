@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/internal/dispatch"
@@ -25,11 +26,15 @@ type moves struct {
 // once when a placement entry applies (placementApplied).
 func (b *Broker) newMoves() *moves {
 	interval := b.cfg.Cluster.CommitBroadcastInterval.Std()
+	rt := b.cfg.Cluster.RaftTiming()
 	log := b.log.With("component", "rebalance")
 	return &moves{
 		exec: rebalance.NewExecutor(rebalance.ExecutorConfig{
 			Self: replication.NodeID(b.cl.self.ReplicaID), Host: b.cl.node.host, Store: b.meta,
 			Interval: interval, Logger: log,
+			// raft gives a transfer up after an election timeout (at
+			// most two, randomized).
+			TransferTimeout: 2 * time.Duration(rt.ElectionTicks) * rt.Tick,
 		}),
 		plan: rebalance.NewPlanner(rebalance.PlannerConfig{
 			Store: b.meta, Cluster: clusterNodes{b}, ReplaceDeadAfter: b.cfg.Cluster.ReplaceDeadAfter.Std(),

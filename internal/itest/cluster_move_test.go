@@ -50,8 +50,11 @@ func TestClusterAddRemoveNode(t *testing.T) {
 			perNode[r]++
 		}
 	}
-	if perNode[3] != 3 {
-		t.Fatalf("replicas per node after the rebalance: %v, want 3 on the new node", perNode)
+	// 12 replicas over 4 nodes: each holds the mean, 3, give or take one.
+	for n := range uint8(4) {
+		if perNode[n] < 2 || perNode[n] > 4 {
+			t.Fatalf("replicas per node after the rebalance: %v, want 2..4 each", perNode)
+		}
 	}
 	// The new node serves the partitions moved onto it, with their data.
 	d := tc.nodes[3].Dial(t)

@@ -28,9 +28,9 @@ const (
 	DefaultStepTimeout = 2 * time.Minute
 	// maxBackoff bounds the pause after a failed step of one group.
 	maxBackoff = 30 * time.Second
-	// transferTimeout bounds a leadership transfer: raft gives one up
-	// after an election timeout.
-	transferTimeout = 10 * time.Second
+	// DefaultTransferTimeout bounds a leadership transfer: raft gives one
+	// up after an election timeout, and the step is tried again.
+	DefaultTransferTimeout = 5 * time.Second
 )
 
 // ExecutorConfig configures an Executor.
@@ -48,6 +48,10 @@ type ExecutorConfig struct {
 	MaxConcurrent int
 	// StepTimeout bounds one step (DefaultStepTimeout when zero).
 	StepTimeout time.Duration
+	// TransferTimeout bounds the wait for a leadership transfer
+	// (DefaultTransferTimeout when zero): about two election timeouts,
+	// after which raft has given it up.
+	TransferTimeout time.Duration
 	// Logger receives the moves' progress (slog.Default when nil).
 	Logger *slog.Logger
 }
@@ -83,6 +87,9 @@ func NewExecutor(cfg ExecutorConfig) *Executor {
 	}
 	if cfg.StepTimeout <= 0 {
 		cfg.StepTimeout = DefaultStepTimeout
+	}
+	if cfg.TransferTimeout <= 0 {
+		cfg.TransferTimeout = DefaultTransferTimeout
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -300,6 +307,8 @@ func (e *Executor) handOver(ctx context.Context, g replication.GroupID, pp metad
 	if err != nil {
 		return err
 	}
+	// The first of the wanted list (the preferred leader) among those
+	// holding the most of the log.
 	to, best := replication.NodeID(0), uint64(0)
 	found := false
 	for _, r := range want {
@@ -315,7 +324,7 @@ func (e *Executor) handOver(ctx context.Context, g replication.GroupID, pp metad
 		return errors.New("no live voter of the replica list to hand the leadership to")
 	}
 	log.Info("replica move: this node leaves the group; handing its leadership over", "to", to)
-	tctx, cancel := context.WithTimeout(ctx, transferTimeout)
+	tctx, cancel := context.WithTimeout(ctx, e.cfg.TransferTimeout)
 	defer cancel()
 	if err := e.cfg.Host.TransferLeadership(tctx, g, to); err != nil {
 		return fmt.Errorf("hand the leadership to %d: %w", to, err)

@@ -17,10 +17,10 @@ import (
 // DefaultMaxMoves bounds the moves in progress in the whole cluster.
 const DefaultMaxMoves = 4
 
-// PlanFunc plans replica moves: placement.Plan's shape. nodes are the
-// nodes allowed to hold replicas (the others' replicas are moved away);
+// PlanFunc plans replica moves (placement.Plan): nodes are the nodes
+// allowed to hold replicas (the others' replicas are moved away);
 // current holds one replica list per partition (empty: not placed).
-type PlanFunc func(nodes []placement.Node, current [][]uint8, maxMoves int) ([]Move, error)
+type PlanFunc func(nodes []placement.Node, current [][]uint8, maxMoves int) ([]placement.Move, error)
 
 // PlannerConfig configures a Planner.
 type PlannerConfig struct {
@@ -35,7 +35,7 @@ type PlannerConfig struct {
 	// Interval is the period of the Planner's checks (DefaultInterval
 	// when zero).
 	Interval time.Duration
-	// Plan plans the moves (the package's stand-in when nil).
+	// Plan plans the moves (placement.Plan when nil).
 	Plan PlanFunc
 	// Logger receives the plans and the drains' progress (slog.Default
 	// when nil).
@@ -96,7 +96,7 @@ func NewPlanner(cfg PlannerConfig) *Planner {
 	}
 	plan := cfg.Plan
 	if plan == nil {
-		plan = standInPlan
+		plan = placement.Plan
 	}
 	return &Planner{cfg: cfg, log: log, plan: plan, wake: make(chan struct{}, 1), stopped: make(chan struct{}),
 		draining: map[uint8]int{}, announced: map[uint8]bool{}}
