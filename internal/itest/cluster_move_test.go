@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/iggo-dev/iggo/internal/broker"
 	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/internal/metadata"
 	"github.com/iggo-dev/iggo/internal/partition/replicated"
@@ -55,6 +58,13 @@ func TestClusterAddRemoveNode(t *testing.T) {
 		if perNode[n] < 2 || perNode[n] > 4 {
 			t.Fatalf("replicas per node after the rebalance: %v, want 2..4 each", perNode)
 		}
+	}
+	// The placement metrics of any node say the same.
+	if got := gauge(t, tc.nodes[1].Broker, "iggo_cluster_replicas", "replica_id", "3"); got != float64(perNode[3]) {
+		t.Fatalf("iggo_cluster_replicas{replica_id=3} = %v, want %d", got, perNode[3])
+	}
+	if got := gauge(t, tc.nodes[1].Broker, "iggo_cluster_moves_in_progress"); got != 0 {
+		t.Fatalf("iggo_cluster_moves_in_progress = %v after the rebalance", got)
 	}
 	// The new node serves the partitions moved onto it, with their data.
 	d := tc.nodes[3].Dial(t)
@@ -226,4 +236,29 @@ func waitPolled(t *testing.T, c *Client, topic string, p uint32, want uint32) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// gauge reads one sample of a gauge family from b's metrics registry,
+// the one whose labels include the pairs of labels (-1 when missing).
+func gauge(t *testing.T, b *broker.Broker, name string, labels ...string) float64 {
+	t.Helper()
+	fams, err := b.Metrics().Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == labels[i] && l.GetValue() == labels[i+1] }) {
+					continue next
+				}
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	return -1
 }
