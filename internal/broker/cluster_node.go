@@ -29,8 +29,11 @@ type replicaNode struct {
 
 // newReplicaNode builds and starts the replication stack of cl.ReplicaID.
 // cl must have passed config validation (enabled, roster checked); now
-// dates a generated replica certificate.
-func newReplicaNode(cl *config.ClusterConfig, now func() time.Time, log *slog.Logger) (*replicaNode, error) {
+// dates a generated replica certificate. With partition_leaders = spread,
+// prefer gives each partition group's replica list, preferred leader
+// first (the host hands leadership to its first live member); otherwise
+// partition leaders follow the metadata leader.
+func newReplicaNode(cl *config.ClusterConfig, now func() time.Time, log *slog.Logger, prefer func(replication.GroupID) []replication.NodeID) (*replicaNode, error) {
 	self, ok := cl.Node()
 	if !ok {
 		return nil, fmt.Errorf("replica id %d is not in the roster", cl.ReplicaID)
@@ -45,11 +48,16 @@ func newReplicaNode(cl *config.ClusterConfig, now func() time.Time, log *slog.Lo
 	}
 	rt := cl.RaftTiming()
 	netw := &lateNetwork{}
-	h, err := replication.New(replication.Config{
+	hc := replication.Config{
 		Self: replication.NodeID(self.ReplicaID), Peers: peers, Network: netw, Logger: log,
-		Timing:       replication.Timing{Tick: rt.Tick, HeartbeatTicks: rt.HeartbeatTicks, ElectionTicks: rt.ElectionTicks},
-		FollowLeader: true, FollowGroup: replication.MetadataGroup,
-	})
+		Timing: replication.Timing{Tick: rt.Tick, HeartbeatTicks: rt.HeartbeatTicks, ElectionTicks: rt.ElectionTicks},
+	}
+	if cl.PartitionLeaders == config.PartitionLeadersMetadata || prefer == nil {
+		hc.FollowLeader, hc.FollowGroup = true, replication.MetadataGroup
+	} else {
+		hc.Preference = prefer
+	}
+	h, err := replication.New(hc)
 	if err != nil {
 		return nil, fmt.Errorf("replication host: %w", err)
 	}
