@@ -26,6 +26,9 @@
 //     adds a node as a learner, waits until it caught up with the
 //     leader's log, and promotes it; Progress reports replication
 //     progress on the leader.
+//   - Call(ctx, node, kind, payload) is a request/response to another
+//     host over the replica transport, served there by the CallHandler
+//     registered for kind (HandleCall), off the loop (call.go).
 //   - Compact and CompactTo snapshot a group and discard its log up to an
 //     index. Storage sits behind LogStorage (raftlog holds the durable
 //     implementation).

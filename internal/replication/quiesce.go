@@ -103,7 +103,8 @@ func (h *Host) checkPeers() {
 	}
 }
 
-// peerDown wakes every quiesced group the dead peer belongs to. In the
+// peerDown fails the calls waiting for the dead peer's reply and wakes
+// every quiesced group it belongs to. In the
 // groups it led, every follower forgets it (so it grants pre-votes at
 // once) and the lowest-numbered live voter campaigns two ticks later
 // (the pause lets the other survivors notice the silence too); the others
@@ -112,6 +113,7 @@ func (h *Host) checkPeers() {
 // reference's "next view's primary is view % n", this picks one
 // candidate deterministically and avoids split votes.
 func (h *Host) peerDown(n NodeID) {
+	h.calls.failPeer(n, ErrCallLost)
 	for _, g := range h.groups {
 		if !g.members[n] {
 			continue

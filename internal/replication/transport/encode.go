@@ -53,11 +53,39 @@ func (p *peer) encode(buf []byte, q []Envelope) ([]byte, int, []Envelope) {
 func encodable(q, dropped []Envelope) []Envelope {
 	out := make([]Envelope, 0, len(q)-len(dropped))
 	for _, e := range q {
-		if len(dropped) > 0 && e.Msg == dropped[0].Msg && e.Group == dropped[0].Group && e.Kind == dropped[0].Kind {
+		if len(dropped) > 0 && sameEnvelope(e, dropped[0]) {
 			dropped = dropped[1:]
 			continue
 		}
 		out = append(out, e)
+	}
+	return out
+}
+
+// sameEnvelope reports whether a and b are the same queued envelope.
+func sameEnvelope(a, b Envelope) bool {
+	return a.Msg == b.Msg && a.Group == b.Group && a.Kind == b.Kind && len(a.Data) == len(b.Data) &&
+		(len(a.Data) == 0 || &a.Data[0] == &b.Data[0])
+}
+
+// withoutData returns q without the envelopes that carry data: what a
+// failed write reports as unreachable (those may have reached the peer
+// before the failure; their loss is announced as a disconnection).
+func withoutData(q []Envelope) []Envelope {
+	n := 0
+	for _, e := range q {
+		if e.Kind.CarriesData() {
+			n++
+		}
+	}
+	if n == 0 {
+		return q
+	}
+	out := make([]Envelope, 0, len(q)-n)
+	for _, e := range q {
+		if !e.Kind.CarriesData() {
+			out = append(out, e)
+		}
 	}
 	return out
 }

@@ -25,14 +25,36 @@ const (
 	// KindPing is host liveness (Group and Msg unused); any frame from a
 	// peer proves it alive, pings keep idle pairs talking.
 	KindPing Kind = 3
+	// KindCall is the request of a call between hosts: Group is the
+	// call's correlation id and Data the encoded request.
+	KindCall Kind = 4
+	// KindReply answers the KindCall of the same correlation id (Group);
+	// Data is the encoded reply.
+	KindReply Kind = 5
+	// KindDirectory carries a host's announcement of the groups it leads
+	// (Data; Group unused).
+	KindDirectory Kind = 6
 )
 
+// maxKind is the highest kind a decoder accepts.
+const maxKind = KindDirectory
+
+// CarriesData reports whether envelopes of kind k carry opaque bytes
+// (Envelope.Data) rather than a raft message. Such an envelope is
+// reported through Handler.Unreachable only when it was certainly never
+// written; one lost with its connection is announced by
+// ConnHandler.Disconnected instead.
+func (k Kind) CarriesData() bool { return k >= KindCall && k <= KindDirectory }
+
 // Envelope is one item of a batch: a raft message and the group it
-// belongs to.
+// belongs to, or (for the kinds that CarriesData) opaque bytes.
 type Envelope struct {
 	Group uint64
 	Kind  Kind
 	Msg   *raftpb.Message
+	// Data is the body of a kind that CarriesData. A decoded Data is
+	// the receiver's own copy.
+	Data []byte
 }
 
 // maxBatchEnvelopes bounds the envelope count a decoder accepts in one
@@ -46,7 +68,10 @@ var errBadBatch = errors.New("malformed batch")
 
 // envelopeSize returns the encoded length of e and of its message body.
 func envelopeSize(e Envelope) (total, body int) {
-	if e.Msg != nil {
+	switch {
+	case e.Kind.CarriesData():
+		body = len(e.Data)
+	case e.Msg != nil:
 		body = proto.Size(e.Msg)
 	}
 	return uvarintLen(e.Group) + 1 + uvarintLen(uint64(body)) + body, body
@@ -64,6 +89,9 @@ func appendEnvelope(dst []byte, e Envelope, body int) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, e.Group)
 	dst = append(dst, byte(e.Kind))
 	dst = binary.AppendUvarint(dst, uint64(body))
+	if e.Kind.CarriesData() {
+		return append(dst, e.Data...), nil
+	}
 	if e.Msg == nil {
 		return dst, nil
 	}
@@ -106,7 +134,7 @@ func decodeBatch(p []byte) ([]Envelope, error) {
 		}
 		kind := Kind(p[k])
 		p = p[k+1:]
-		if kind < KindRaft || kind > KindPing {
+		if kind < KindRaft || kind > maxKind {
 			return nil, fmt.Errorf("%w: unknown kind %d", errBadBatch, kind)
 		}
 		l, k := binary.Uvarint(p)
@@ -116,7 +144,11 @@ func decodeBatch(p []byte) ([]Envelope, error) {
 		body := p[k : k+int(l)]
 		p = p[k+int(l):]
 		e := Envelope{Group: g, Kind: kind}
-		if kind != KindPing {
+		switch {
+		case kind.CarriesData():
+			// A copy: the reader reuses its frame buffer.
+			e.Data = append([]byte(nil), body...)
+		case kind != KindPing:
 			if len(msgs) == 0 {
 				msgs = make([]raftpb.Message, min(n-i, msgChunk))
 			}

@@ -92,6 +92,9 @@ func (p *peer) stop() {
 	}
 	p.wg.Wait()
 	p.t.drop(p.id, q)
+	if c != nil {
+		p.t.disconnected(p.id)
+	}
 }
 
 func (p *peer) connected() bool {
@@ -160,6 +163,7 @@ func (p *peer) attach(c net.Conn) {
 	}
 	if old != nil {
 		old.Close()
+		p.t.disconnected(p.id)
 	}
 }
 
@@ -167,7 +171,8 @@ func (p *peer) attach(c net.Conn) {
 func (p *peer) detach(c net.Conn, gen uint64) {
 	p.mu.Lock()
 	var q []Envelope
-	if p.gen == gen {
+	current := p.gen == gen
+	if current {
 		p.conn = nil
 		p.gen++
 		q = p.queue
@@ -176,6 +181,9 @@ func (p *peer) detach(c net.Conn, gen uint64) {
 	p.mu.Unlock()
 	c.Close()
 	p.t.drop(p.id, q)
+	if current {
+		p.t.disconnected(p.id)
+	}
 	signal(p.connDown)
 }
 
@@ -269,7 +277,9 @@ func (p *peer) writeLoop() {
 			}
 			p.t.log.Info("replica write failed", "peer", uint64(p.id), "err", err)
 		}
-		p.t.drop(p.id, q)
+		// Data envelopes may have reached the peer before the write
+		// failed: detach announces their loss as a disconnection.
+		p.t.drop(p.id, withoutData(q))
 		p.detach(c, gen)
 	}
 }
