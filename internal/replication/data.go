@@ -24,6 +24,8 @@ func (h *Host) takeData(from NodeID, envs []transport.Envelope) []transport.Enve
 			h.calls.serve(from, e)
 		case transport.KindReply:
 			h.calls.reply(from, e)
+		case transport.KindDirectory:
+			h.receiveAnnouncement(from, e.Data)
 		default:
 			rest = append(rest, e)
 		}
@@ -50,6 +52,8 @@ func (h *Host) dataUnreachable(to NodeID, envs []transport.Envelope) []transport
 		case transport.KindCall:
 			h.calls.complete(e.Group, nil, callResult{err: errUnreachable(e, to)})
 		case transport.KindReply:
+		case transport.KindDirectory:
+			h.dir.markResync(to)
 		default:
 			rest = append(rest, e)
 		}
@@ -58,7 +62,9 @@ func (h *Host) dataUnreachable(to NodeID, envs []transport.Envelope) []transport
 }
 
 // Disconnected implements transport.ConnHandler: the calls waiting for a
-// reply from peer fail with ErrCallLost.
+// reply from peer fail with ErrCallLost, and the peer gets the full
+// leadership table with the next announcement.
 func (h *Host) Disconnected(peer NodeID) {
 	h.calls.failPeer(peer, ErrCallLost)
+	h.dir.markResync(peer)
 }

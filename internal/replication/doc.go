@@ -21,7 +21,10 @@
 //     log, 57 when its outcome is unknown (status.go has the rule).
 //     A Prepare hook wraps ErrRefused or ErrPending to be classified.
 //   - Leader, Status and WaitFor expose the published view of a group;
-//     TransferLeadership moves leadership.
+//     TransferLeadership moves leadership. LeaderOf, AwaitLeader and
+//     Directory also answer for groups this node holds no replica of:
+//     every host announces the groups it leads to its peers (the leader
+//     directory, directory.go and announce.go).
 //   - ChangeMembership runs joint consensus (ConfChangeV2); AddMember
 //     adds a node as a learner, waits until it caught up with the
 //     leader's log, and promotes it; Progress reports replication

@@ -126,11 +126,13 @@ type Stats struct {
 	// in an error; CallsServed counts handlers run for other replicas,
 	// CallsRefused requests refused because too many waited.
 	CallsSent, CallsFailed, CallsServed, CallsRefused uint64
+	// Announcements counts leadership announcement envelopes sent.
+	Announcements uint64
 }
 
 type counters struct {
 	ticks, raftSent, envSent, batches, received, inboxDropped, noticesMerged atomic.Uint64
-	callsSent, callsFailed, callsServed, callsRefused                        atomic.Uint64
+	callsSent, callsFailed, callsServed, callsRefused, announcements         atomic.Uint64
 	groups, active                                                           atomic.Int64
 }
 
@@ -187,6 +189,11 @@ type Host struct {
 	// calls are the calls between hosts (call.go); safe for any
 	// goroutine.
 	calls *calls
+	// dir is the leader directory (directory.go), safe for any
+	// goroutine; ann is the loop's side of the announcements
+	// (announce.go).
+	dir *directory
+	ann announcer
 }
 
 // New starts a host. Close stops it.
@@ -249,6 +256,7 @@ func New(cfg Config) (*Host, error) {
 	}
 	h.noticeTimer.Stop()
 	h.calls = newCalls(h)
+	h.dir, h.ann = newDirectory(), newAnnouncer()
 	for _, p := range cfg.Peers {
 		if p != cfg.Self {
 			h.peers[p] = &peerState{alive: true}
@@ -315,7 +323,7 @@ func (h *Host) Stats() Stats {
 		Batches: s.batches.Load(), MessagesReceived: s.received.Load(), InboxDropped: s.inboxDropped.Load(),
 		NoticesMerged: s.noticesMerged.Load(), Groups: s.groups.Load(), ActiveGroups: s.active.Load(),
 		CallsSent: s.callsSent.Load(), CallsFailed: s.callsFailed.Load(), CallsServed: s.callsServed.Load(),
-		CallsRefused: s.callsRefused.Load(),
+		CallsRefused: s.callsRefused.Load(), Announcements: s.announcements.Load(),
 	}
 }
 
