@@ -28,7 +28,8 @@ import (
 // the calling replica, payload the request. Its context ends at the
 // caller's deadline or when the host closes. A returned error travels
 // back as a *RemoteError; an error that wraps ErrCallRefused tells the
-// caller that nothing was done (CallNotRun).
+// caller that nothing was done (CallNotRun). The returned payload is sent
+// from where it lies: the handler must not modify it afterwards.
 type CallHandler func(ctx context.Context, from NodeID, payload []byte) ([]byte, error)
 
 // Errors of Call. ErrCallUnreachable, ErrCallRefused and ErrCallTooLarge
@@ -151,7 +152,9 @@ func (h *Host) HandleCall(kind uint8, handler CallHandler) {
 // reply, with a *RemoteError when the handler failed, and with ctx's
 // error when ctx ends first. The handler's context carries ctx's
 // deadline. A call to this host itself runs the handler on the caller's
-// goroutine.
+// goroutine. The request is sent from payload itself, which the caller
+// must not modify afterwards (when Call returns early, the request may
+// still be on its way).
 func (h *Host) Call(ctx context.Context, to NodeID, kind uint8, payload []byte) ([]byte, error) {
 	if to == h.cfg.Self {
 		return h.calls.local(ctx, kind, payload)
@@ -160,12 +163,11 @@ func (h *Host) Call(ctx context.Context, to NodeID, kind uint8, payload []byte) 
 	if d, ok := ctx.Deadline(); ok {
 		timeout = uint64(max(time.Until(d).Milliseconds(), 1))
 	}
-	body := make([]byte, 0, 1+binary.MaxVarintLen64+len(payload))
-	body = append(body, kind)
-	body = binary.AppendUvarint(body, timeout)
-	body = append(body, payload...)
-	if len(body) > h.cfg.MaxCallBytes {
-		return nil, fmt.Errorf("call kind %d to replica %d: %w (%d bytes, limit %d)", kind, to, ErrCallTooLarge, len(body), h.cfg.MaxCallBytes)
+	head := make([]byte, 0, 1+binary.MaxVarintLen64)
+	head = append(head, kind)
+	head = binary.AppendUvarint(head, timeout)
+	if n := len(head) + len(payload); n > h.cfg.MaxCallBytes {
+		return nil, fmt.Errorf("call kind %d to replica %d: %w (%d bytes, limit %d)", kind, to, ErrCallTooLarge, n, h.cfg.MaxCallBytes)
 	}
 	c := h.calls
 	id := c.next.Add(1)
@@ -180,7 +182,7 @@ func (h *Host) Call(ctx context.Context, to NodeID, kind uint8, payload []byte) 
 	h.stats.callsSent.Add(1)
 	// A drop for want of a connection reports the envelope unreachable
 	// before Send returns, which completes pc at once.
-	h.cfg.Network.Send(to, []transport.Envelope{{Group: id, Kind: transport.KindCall, Data: body}})
+	h.cfg.Network.Send(to, []transport.Envelope{{Group: id, Kind: transport.KindCall, Prefix: head, Data: payload}})
 	select {
 	case r := <-pc.done:
 		if r.err != nil {
@@ -369,9 +371,7 @@ func (c *calls) refuse(to NodeID, id uint64, why string) {
 
 // send sends the reply of call id to peer to.
 func (c *calls) send(to NodeID, id uint64, status byte, payload []byte) {
-	body := make([]byte, 0, 1+len(payload))
-	body = append(append(body, status), payload...)
-	c.h.cfg.Network.Send(to, []transport.Envelope{{Group: id, Kind: transport.KindReply, Data: body}})
+	c.h.cfg.Network.Send(to, []transport.Envelope{{Group: id, Kind: transport.KindReply, Prefix: []byte{status}, Data: payload}})
 }
 
 // close fails every waiting call, refuses new ones, ends the handlers'
@@ -393,8 +393,8 @@ func (c *calls) close() {
 // to peer to.
 func errUnreachable(e transport.Envelope, to NodeID) error {
 	var kind uint8
-	if len(e.Data) > 0 {
-		kind = e.Data[0]
+	if len(e.Prefix) > 0 {
+		kind = e.Prefix[0]
 	}
 	return fmt.Errorf("call kind %d to replica %d: %w", kind, to, ErrCallUnreachable)
 }

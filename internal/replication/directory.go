@@ -66,22 +66,13 @@ func (d *directory) wait() <-chan struct{} {
 	return d.changed
 }
 
-// lookup returns group g's leader as claimed by a peer or this host.
+// lookup returns group g's leader as a peer claims it. (This host's own
+// claims are not consulted: for a group it leads, its own view says so.)
 func (d *directory) lookup(g GroupID) (Leadership, bool) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	r, rok := d.remote[g]
-	o, ook := d.own[g]
-	switch {
-	case rok && ook:
-		if o.Term >= r.Term {
-			return o, true
-		}
-		return r, true
-	case ook:
-		return o, true
-	}
-	return r, rok
+	l, ok := d.remote[g]
+	return l, ok
 }
 
 // claim records from's claim to lead g (a higher term wins; the same
@@ -188,8 +179,8 @@ func (d *directory) setOwn(changes []claim, drops []GroupID) {
 }
 
 // LeaderOf returns the leader of group g: this node's own view when it
-// holds a replica of g that knows a leader, else the directory's, which
-// covers groups this node does not hold (a peer announced leading g).
+// holds a replica of g that knows a leader, else the peer that announced
+// leading g (the directory covers groups this node does not hold).
 func (h *Host) LeaderOf(g GroupID) (NodeID, bool) {
 	if v, ok := h.Status(g); ok && v.HasLeader {
 		return v.Leader, true
