@@ -24,7 +24,7 @@ type testCluster struct {
 
 // freePorts reserves n distinct loopback TCP ports (listen on port 0,
 // note the port, close).
-func freePorts(t *testing.T, n int) []uint16 {
+func freePorts(t testing.TB, n int) []uint16 {
 	t.Helper()
 	ports := make([]uint16, 0, n)
 	var ls []net.Listener
@@ -44,7 +44,7 @@ func freePorts(t *testing.T, n int) []uint16 {
 
 // startCluster starts n cluster members and waits until replica 0 leads
 // the metadata group.
-func startCluster(t *testing.T, n int, opts ...Option) *testCluster {
+func startCluster(t testing.TB, n int, opts ...Option) *testCluster {
 	t.Helper()
 	ports := freePorts(t, 2*n)
 	roster := make([]config.ClusterNode, n)
@@ -65,7 +65,7 @@ func startCluster(t *testing.T, n int, opts ...Option) *testCluster {
 }
 
 // start (re)starts member i on its data directory.
-func (tc *testCluster) start(t *testing.T, i int, opts ...Option) {
+func (tc *testCluster) start(t testing.TB, i int, opts ...Option) {
 	t.Helper()
 	edit := func(c *config.Config) {
 		c.Cluster.Enabled = true
@@ -107,7 +107,7 @@ func (tc *testCluster) waitAnyLeader(t *testing.T) int {
 
 // waitLeader waits until GET_CLUSTER_METADATA on every running node names
 // replica want as Leader.
-func (tc *testCluster) waitLeader(t *testing.T, want int) {
+func (tc *testCluster) waitLeader(t testing.TB, want int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for i, s := range tc.nodes {
@@ -138,7 +138,7 @@ func (tc *testCluster) waitLeader(t *testing.T, want int) {
 	}
 }
 
-func clusterMeta(t *testing.T, c *Client) wire.ClusterMetadata {
+func clusterMeta(t testing.TB, c *Client) wire.ClusterMetadata {
 	t.Helper()
 	f := c.Call(wire.CmdGetClusterMetadata, nil)
 	var m wire.ClusterMetadata
