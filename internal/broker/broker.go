@@ -276,6 +276,9 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	} else {
 		b.parts.SetTopics(meta)
 	}
+	if b.cl != nil {
+		b.cl.node.host.HandleCall(callForward, b.parts.ServeForwarded)
+	}
 	if cfg.TCP.Enabled {
 		var tlsCfg *tls.Config
 		if cfg.TCP.TLS.Enabled {

@@ -108,7 +108,7 @@ func (b *Broker) openCluster() error {
 		return nil
 	}
 	self, _ := b.cfg.Cluster.Node()
-	node, err := newReplicaNode(&b.cfg.Cluster, b.opts.now, b.log)
+	node, err := newReplicaNode(&b.cfg.Cluster, int(b.cfg.MessageBus.MaxMessageSize), b.opts.now, b.log, b.parts.LeaderPreference)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/metrics"
@@ -11,8 +12,9 @@ import (
 )
 
 // clusterMetrics is the metrics registry's ClusterSource in cluster
-// mode: the placement figures from the metadata, the leaders of the
-// groups hosted here, and the under-replicated partitions led here.
+// mode: the placement figures from the metadata, and the leaders and the
+// under-replicated partitions from the leader directory (every group's
+// leader and caught-up members, as the leaders announce them).
 type clusterMetrics struct{ b *Broker }
 
 // ClusterStatus implements metrics.ClusterSource.
@@ -24,30 +26,41 @@ func (m clusterMetrics) ClusterStatus() (metrics.ClusterStatus, bool) {
 	h := b.cl.node.host
 	pls := b.meta.Placements()
 	c := rebalance.Count(pls)
-	s := metrics.ClusterStatus{MovesInProgress: c.MovesInProgress, Replicas: c.Replicas, Leaders: map[uint8]int{}, UnderReplicated: -1}
-	// Leaders per node as this node sees them: the groups it hosts.
-	// A leader directory covering every group would make it complete.
-	for _, g := range b.partitionGroups() {
-		if v, ok := h.Status(g); ok && v.HasLeader {
-			s.Leaders[uint8(v.Leader)]++
-		}
-	}
+	s := metrics.ClusterStatus{MovesInProgress: c.MovesInProgress, Replicas: c.Replicas, Leaders: map[uint8]int{}, LeadersComplete: true}
+	dir := h.Directory()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	peers, err := h.Peers(ctx)
-	if err != nil {
-		return s, true
-	}
 	self := replication.NodeID(b.cl.self.ReplicaID)
-	alive := func(n replication.NodeID) bool { return n == self || peers[n].Alive }
-	s.UnderReplicated = 0
+	alive := func(n replication.NodeID) bool { return n == self || (err == nil && peers[n].Alive) }
 	for _, pp := range pls {
 		if len(pp.Replicas) == 0 {
 			continue
 		}
-		v, ok := h.Status(replicated.GroupID(pp.Ref, pp.Partition))
-		if ok && v.Role == replication.RoleLeader && rebalance.UnderReplicated(pp, v, alive) {
+		g := replicated.GroupID(pp.Ref, pp.Partition)
+		l, ok := dir[g]
+		if !ok {
+			// No leader known: nobody can say the replicas are there.
+			s.LeadersComplete = false
 			s.UnderReplicated++
+			continue
+		}
+		s.Leaders[uint8(l.Leader)]++
+		switch v, here := h.Status(g); {
+		case l.CaughtUp != nil:
+			n := 0
+			for _, r := range pp.Replicas {
+				if slices.Contains(l.CaughtUp, replication.NodeID(r)) {
+					n++
+				}
+			}
+			if n < len(pp.Replicas) {
+				s.UnderReplicated++
+			}
+		case here && v.Role == replication.RoleLeader:
+			if rebalance.UnderReplicated(pp, v, alive) {
+				s.UnderReplicated++
+			}
 		}
 	}
 	return s, true

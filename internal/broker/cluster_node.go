@@ -29,8 +29,13 @@ type replicaNode struct {
 
 // newReplicaNode builds and starts the replication stack of cl.ReplicaID.
 // cl must have passed config validation (enabled, roster checked); now
-// dates a generated replica certificate.
-func newReplicaNode(cl *config.ClusterConfig, now func() time.Time, log *slog.Logger) (*replicaNode, error) {
+// dates a generated replica certificate; maxMessage is the client frame
+// limit (message_bus.max_message_size, 0 for the default), which a
+// forwarded request and its reply must fit in (replicaFrameBytes). With
+// partition_leaders = spread, prefer gives each partition group's replica
+// list, preferred leader first (the host hands leadership to its first
+// live member); otherwise partition leaders follow the metadata leader.
+func newReplicaNode(cl *config.ClusterConfig, maxMessage int, now func() time.Time, log *slog.Logger, prefer func(replication.GroupID) []replication.NodeID) (*replicaNode, error) {
 	self, ok := cl.Node()
 	if !ok {
 		return nil, fmt.Errorf("replica id %d is not in the roster", cl.ReplicaID)
@@ -45,16 +50,24 @@ func newReplicaNode(cl *config.ClusterConfig, now func() time.Time, log *slog.Lo
 	}
 	rt := cl.RaftTiming()
 	netw := &lateNetwork{}
-	h, err := replication.New(replication.Config{
+	frame := replicaFrameBytes(maxMessage)
+	hc := replication.Config{
 		Self: replication.NodeID(self.ReplicaID), Peers: peers, Network: netw, Logger: log,
 		Timing:       replication.Timing{Tick: rt.Tick, HeartbeatTicks: rt.HeartbeatTicks, ElectionTicks: rt.ElectionTicks},
-		FollowLeader: true, FollowGroup: replication.MetadataGroup,
-	})
+		MaxCallBytes: frame - forwardRoom/2,
+	}
+	if cl.PartitionLeaders == config.PartitionLeadersMetadata || prefer == nil {
+		hc.FollowLeader, hc.FollowGroup = true, replication.MetadataGroup
+	} else {
+		hc.Preference = prefer
+	}
+	h, err := replication.New(hc)
 	if err != nil {
 		return nil, fmt.Errorf("replication host: %w", err)
 	}
 	tcfg := transport.Config{
 		ClusterName: cl.Name, Self: replication.NodeID(self.ReplicaID), ListenAddr: self.ReplicaAddr(), TLS: tc, Logger: log,
+		MaxFrameBytes: frame,
 	}
 	if cl.Auth.Enabled {
 		tcfg.Secret = []byte(cl.Auth.SharedSecret)
@@ -73,6 +86,21 @@ func newReplicaNode(cl *config.ClusterConfig, now func() time.Time, log *slog.Lo
 	}
 	tr.Start()
 	return &replicaNode{host: h, transport: tr}, nil
+}
+
+// forwardRoom is what a forwarded partition request adds to the client's
+// frame (partition.ServeForwarded's prefix), with the call's and the
+// transport's envelopes, rounded up generously.
+const forwardRoom = 64 << 10
+
+// replicaFrameBytes is the replica transport's frame limit: the default
+// (a raft snapshot travels in one frame), and at least a client frame of
+// maxMessage bytes forwarded to a partition leader, or its reply, with
+// room for the envelopes. Every node of a cluster must agree on it (a
+// larger frame closes the connection), so message_bus.max_message_size
+// should be the same on every node.
+func replicaFrameBytes(maxMessage int) int {
+	return max(transport.DefaultMaxFrameBytes, maxMessage) + forwardRoom
 }
 
 // Close stops the host, then the transport.

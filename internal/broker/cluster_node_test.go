@@ -84,7 +84,7 @@ func TestReplicaNodesOverTLS(t *testing.T) {
 	for id := range 3 {
 		c := cl
 		c.ReplicaID = id
-		n, err := newReplicaNode(&c, time.Now, quiet)
+		n, err := newReplicaNode(&c, 0, time.Now, quiet, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +136,7 @@ func TestReplicaNodesOverTLS(t *testing.T) {
 	bad.ReplicaID = 2
 	bad.Auth.SharedSecret = "ffffffffffffffffffffffffffffffff"
 	nodes[2].Close()
-	n, err := newReplicaNode(&bad, time.Now, quiet)
+	n, err := newReplicaNode(&bad, 0, time.Now, quiet, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

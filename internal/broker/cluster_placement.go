@@ -32,7 +32,7 @@ func (p partitionPlacer) Place(existing [][]uint8, rf uint8, count int) ([][]uin
 		return nil, err
 	}
 	if want > len(nodes) {
-		return nil, fmt.Errorf("%w: replication_factor %d is more than the %d live voting nodes", wire.ErrInvalidReplicationFactor, want, len(nodes))
+		return nil, fmt.Errorf("%w: replication_factor %d is more than the %d live voting nodes that hold partitions", wire.ErrInvalidReplicationFactor, want, len(nodes))
 	}
 	lists, err := placement.Place(nodes, placement.NewLoad(existing), want, count)
 	if err != nil {
@@ -42,7 +42,8 @@ func (p partitionPlacer) Place(existing [][]uint8, rf uint8, count int) ([][]uin
 }
 
 // placementNodes are the nodes that may hold new replicas: the voters of
-// the metadata group that this node hears from, with their roster racks.
+// the metadata group that this node hears from and that are not
+// metadata_only, with their roster racks.
 func (b *Broker) placementNodes() ([]placement.Node, error) {
 	h := b.cl.node.host
 	v, ok := h.Status(replication.MetadataGroup)
@@ -65,6 +66,9 @@ func (b *Broker) placementNodes() ([]placement.Node, error) {
 		}
 		n := placement.Node{ID: uint8(id)}
 		if i := slices.IndexFunc(roster, func(c config.ClusterNode) bool { return c.ReplicaID == uint8(id) }); i >= 0 {
+			if roster[i].MetadataOnly {
+				continue
+			}
 			n.Rack = roster[i].Rack
 		}
 		nodes = append(nodes, n)

@@ -51,6 +51,7 @@ func (b *Broker) newPartitions() error {
 		// plane adds its groups only once metadata opens, after that.
 		po.Replicator = partitionReplicator{b}
 		po.ClusterID = clusterID(b.cfg.Cluster.Name)
+		po.Forwarder = partitionForwarder{b}
 		po.LogStorage = func(dir string) (replication.LogStorage, error) {
 			// Partition logs are written without fsync: a reply means
 			// held by a quorum, as in the reference (docs/CLUSTER.md).

@@ -9,7 +9,9 @@
 // (append returns the offset, read returns the whole log), and directly
 // against what every node stores once caught up (every acknowledged
 // message exactly once at its acknowledged offset, offsets contiguous,
-// replicas identical).
+// replicas identical). A follower forwards polls to the partition's
+// leader, so reading "what a node stores" through a follower reads the
+// leader's log; the in-process tests compare the replicas' own bytes.
 //
 // Besides the SIGKILL, SIGSTOP, wiped-directory and randomized-schedule
 // tests, TestPartitionedLeader cuts the leader off in a network namespace

@@ -44,9 +44,9 @@ type ClusterConfig struct {
 	SuperblockWedgedFatalTimeout Duration `toml:"superblock_wedged_fatal_timeout"`
 	// ReplicationFactor is how many nodes hold each partition (default
 	// 3; a topic's replication_factor option overrides it at create). It
-	// must not exceed the roster's node count, except the default 3,
-	// which a one- or two-node cluster lowers to its node count
-	// (EffectiveReplicationFactor).
+	// must not exceed the roster's nodes that hold data (not
+	// metadata_only), except the default 3, which a cluster with one or
+	// two of them lowers to their count (EffectiveReplicationFactor).
 	ReplicationFactor int `toml:"replication_factor"`
 	// PartitionLeaders is where partition leadership goes:
 	// PartitionLeadersSpread (default) keeps each partition's leader on
@@ -78,8 +78,8 @@ type ClusterConfig struct {
 // get when their topic does not set one: ReplicationFactor, with the
 // default lowered to the roster's node count.
 func (c *ClusterConfig) EffectiveReplicationFactor() int {
-	if c.ReplicationFactor == DefaultReplicationFactor && len(c.Nodes) > 0 && len(c.Nodes) < DefaultReplicationFactor {
-		return len(c.Nodes)
+	if n := c.DataNodes(); c.ReplicationFactor == DefaultReplicationFactor && n > 0 && n < DefaultReplicationFactor {
+		return n
 	}
 	return c.ReplicationFactor
 }
@@ -135,6 +135,21 @@ type ClusterNode struct {
 	// Rack is an optional failure domain: when every node names one, a
 	// partition's replicas are spread over as many racks as they can be.
 	Rack string `toml:"rack"`
+	// MetadataOnly makes the node hold no partition replicas: it votes in
+	// the metadata group and serves clients, forwarding their partition
+	// requests to the partitions' leaders (a dedicated coordinator).
+	MetadataOnly bool `toml:"metadata_only"`
+}
+
+// DataNodes counts the roster entries that may hold partition replicas.
+func (c *ClusterConfig) DataNodes() int {
+	n := 0
+	for _, node := range c.Nodes {
+		if !node.MetadataOnly {
+			n++
+		}
+	}
+	return n
 }
 
 // ReplicaAddr is the node's replica-plane address, ip:ports.tcp_replica:

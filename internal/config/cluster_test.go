@@ -161,7 +161,15 @@ func TestClusterValidationErrors(t *testing.T) {
 		{"probe attempts", func(c *Config) { c.Cluster.ViewProbeAttemptsMax = 101 }, "cluster.view_probe_attempts_max"},
 		{"repair chunk at queue capacity", func(c *Config) { c.Cluster.RepairChunkMax = 256 }, "cluster.repair_chunk_max"},
 		{"replication factor zero", func(c *Config) { c.Cluster.ReplicationFactor = 0 }, "cluster.replication_factor: 0 is outside 1..=255"},
-		{"replication factor above nodes", func(c *Config) { c.Cluster.ReplicationFactor = 4 }, "cluster.replication_factor: 4 is more than the 3 nodes of the roster"},
+		{"replication factor above nodes", func(c *Config) { c.Cluster.ReplicationFactor = 4 }, "cluster.replication_factor: 4 is more than the 3 nodes of the roster that hold partitions"},
+		{"replication factor above data nodes", func(c *Config) {
+			c.Cluster.Nodes[0].MetadataOnly, c.Cluster.Nodes[1].MetadataOnly, c.Cluster.ReplicationFactor = true, true, 2
+		}, "cluster.replication_factor: 2 is more than the 1 nodes of the roster that hold partitions"},
+		{"every node metadata only", func(c *Config) {
+			for i := range c.Cluster.Nodes {
+				c.Cluster.Nodes[i].MetadataOnly = true
+			}
+		}, "cluster.nodes.metadata_only: is set on every node"},
 		{"partition leaders", func(c *Config) { c.Cluster.PartitionLeaders = "random" }, `cluster.partition_leaders: "random" is neither "spread" nor "metadata_leader"`},
 		{"negative replace dead after", func(c *Config) { c.Cluster.ReplaceDeadAfter = Duration(-time.Second) }, "cluster.replace_dead_after"},
 		{"rack on some nodes", func(c *Config) { c.Cluster.Nodes[1].Rack = "r1" }, "cluster.nodes.rack: set on n1 but not on n0, n2"},

@@ -42,8 +42,10 @@ func (cl *ClusterConfig) validatePlacement() []error {
 	switch rf := cl.ReplicationFactor; {
 	case rf < 1 || rf > MaxReplicationFactor:
 		bad("replication_factor", "%d is outside 1..=%d", rf, MaxReplicationFactor)
-	case cl.EffectiveReplicationFactor() > len(cl.Nodes) && len(cl.Nodes) > 0:
-		bad("replication_factor", "%d is more than the %d nodes of the roster", rf, len(cl.Nodes))
+	case len(cl.Nodes) > 0 && cl.DataNodes() == 0:
+		bad("nodes.metadata_only", "is set on every node: at least one node must hold partitions")
+	case cl.EffectiveReplicationFactor() > cl.DataNodes() && len(cl.Nodes) > 0:
+		bad("replication_factor", "%d is more than the %d nodes of the roster that hold partitions", rf, cl.DataNodes())
 	}
 	switch cl.PartitionLeaders {
 	case PartitionLeadersSpread, PartitionLeadersMetadata:

@@ -434,6 +434,18 @@ func (x *Exchange) SendCommitted(frame []byte) {
 	x.committed = true
 }
 
+// Relay answers with a whole reply frame (header and body) built by
+// another node: the answer of the partition's leader to a request this
+// node forwarded, sent to the client byte for byte. The frame must stay
+// unmodified.
+func (x *Exchange) Relay(frame []byte) {
+	if x.Tail != nil {
+		x.Tail.Release()
+		x.Tail = nil
+	}
+	x.replay(frame)
+}
+
 func (x *Exchange) replay(frame []byte) {
 	copy(x.Head[:], frame[:wire.HeaderSize])
 	x.Out = frame[wire.HeaderSize:]

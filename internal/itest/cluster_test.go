@@ -23,7 +23,7 @@ type testCluster struct {
 
 // freePorts reserves n distinct loopback TCP ports (listen on port 0,
 // note the port, close).
-func freePorts(t *testing.T, n int) []uint16 {
+func freePorts(t testing.TB, n int) []uint16 {
 	t.Helper()
 	ports := make([]uint16, 0, n)
 	var ls []net.Listener
@@ -43,7 +43,7 @@ func freePorts(t *testing.T, n int) []uint16 {
 
 // startCluster starts n cluster members and waits until replica 0 leads
 // the metadata group.
-func startCluster(t *testing.T, n int, opts ...Option) *testCluster {
+func startCluster(t testing.TB, n int, opts ...Option) *testCluster {
 	t.Helper()
 	ports := freePorts(t, 2*n)
 	roster := make([]config.ClusterNode, n)
@@ -64,7 +64,7 @@ func startCluster(t *testing.T, n int, opts ...Option) *testCluster {
 }
 
 // start (re)starts member i on its data directory.
-func (tc *testCluster) start(t *testing.T, i int, opts ...Option) {
+func (tc *testCluster) start(t testing.TB, i int, opts ...Option) {
 	t.Helper()
 	edit := func(c *config.Config) {
 		c.Cluster.Enabled = true
@@ -106,7 +106,7 @@ func (tc *testCluster) waitAnyLeader(t *testing.T) int {
 
 // waitLeader waits until GET_CLUSTER_METADATA on every running node names
 // replica want as Leader.
-func (tc *testCluster) waitLeader(t *testing.T, want int) {
+func (tc *testCluster) waitLeader(t testing.TB, want int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for i, s := range tc.nodes {
@@ -137,7 +137,7 @@ func (tc *testCluster) waitLeader(t *testing.T, want int) {
 	}
 }
 
-func clusterMeta(t *testing.T, c *Client) wire.ClusterMetadata {
+func clusterMeta(t testing.TB, c *Client) wire.ClusterMetadata {
 	t.Helper()
 	f := c.Call(wire.CmdGetClusterMetadata, nil)
 	var m wire.ClusterMetadata
@@ -313,8 +313,8 @@ func clusterPoll(t *testing.T, c *Client, p uint32) wire.PolledMessages {
 }
 
 // TestClusterMessages: messages sent to the leader reach every follower
-// with the same offsets and bytes; a follower refuses a send with status
-// 58; after the leader stops, a retry of an acknowledged send (same
+// with the same offsets and bytes; a follower forwards a retried send to
+// the leader, whose duplicate window recognizes it; after the leader stops, a retry of an acknowledged send (same
 // client id, request and body) on the new leader is recognized and not
 // stored twice, and new sends continue the offsets.
 func TestClusterMessages(t *testing.T) {
@@ -340,25 +340,27 @@ func TestClusterMessages(t *testing.T) {
 		t.Fatalf("leader holds %d messages, want 53", want.Count)
 	}
 	for i := 1; i < 3; i++ {
+		waitStored(t, tc, i, []uint64{53})
+		// A follower forwards polls and sends to the partition's leader.
 		f := tc.nodes[i].Dial(t)
 		f.LoginRoot()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			got := clusterPoll(t, f, 0)
-			if got.Count == want.Count {
-				if string(got.Records) != string(want.Records) {
-					t.Fatalf("follower %d stores other bytes than the leader", i)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("follower %d holds %d messages, want %d", i, got.Count, want.Count)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if got := clusterPoll(t, f, 0); got.Count != want.Count || string(got.Records) != string(want.Records) {
+			t.Fatalf("a poll through follower %d reads %d messages, not the leader's %d", i, got.Count, want.Count)
 		}
-		if r := f.SendMessages(lastBody); r.Reply.Status != wire.ErrTransientNotAccepted.Code {
-			t.Fatalf("send on follower %d answered %v, want status 58", i, r)
+		// A retry of the last send through a follower (same client id,
+		// request number and body) meets the leader's duplicate window:
+		// an empty success, nothing stored twice.
+		d := tc.nodes[i].Dial(t)
+		d.ID = c.ID
+		d.LoginRoot()
+		h := lastHeader
+		h.Session = d.Session
+		if r := d.Do(h, lastBody); r.Reply.Status != 0 || string(r.Body) != "\x00\x00\x00\x00" {
+			t.Fatalf("retried send through follower %d answered %v (body % x), want the duplicate's empty success", i, r, r.Body)
 		}
+	}
+	if got := clusterPoll(t, c, 0); got.Count != want.Count {
+		t.Fatalf("the leader holds %d messages after the retries, want %d", got.Count, want.Count)
 	}
 	for i := range 3 {
 		checkStoredOnce(t, tc.dirs[i])

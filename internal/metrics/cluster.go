@@ -17,14 +17,14 @@ type ClusterStatus struct {
 	// holds a replica of (cluster-wide, from the metadata placement;
 	// during a move both the giving and the taking node count).
 	Replicas map[uint8]int
-	// Leaders is, per replica id, the number of partitions the node
-	// leads. Nil when unknown; LeadersComplete tells whether it covers
-	// every partition of the cluster or only the groups this node hosts.
+	// Leaders is, per replica id, the number of placed partitions the
+	// node leads; nil when unknown. LeadersComplete is false when the
+	// leader of some partition is not known.
 	Leaders         map[uint8]int
 	LeadersComplete bool
-	// UnderReplicated is the number of partitions led by this node whose
-	// group has fewer live voters than its replica list holds replicas
-	// (or a move in progress has not yet reached them); -1 when unknown.
+	// UnderReplicated is the number of placed partitions fewer of whose
+	// replicas are caught up with their leader than the replica list
+	// holds, or whose leader is not known; -1 when unknown.
 	UnderReplicated int
 }
 
@@ -47,9 +47,9 @@ func newClusterCollector(src ClusterSource) *clusterCollector {
 		src:      src,
 		moves:    prometheus.NewDesc("iggo_cluster_moves_in_progress", "Partitions with a replica move in progress, cluster-wide.", nil, nil),
 		replicas: prometheus.NewDesc("iggo_cluster_replicas", "Partitions each node holds a replica of, from the metadata placement (both sides of a move in progress count).", node, nil),
-		leaders: prometheus.NewDesc("iggo_cluster_partition_leaders", "Partitions each node leads; scope is \"cluster\" when every partition is counted, \"local\" when only the groups this node hosts are.",
+		leaders: prometheus.NewDesc("iggo_cluster_partition_leaders", "Partitions each node leads, from the leader directory; scope is \"cluster\" when every partition's leader is known, \"partial\" otherwise.",
 			[]string{"replica_id", "scope"}, nil),
-		underRepl: prometheus.NewDesc("iggo_cluster_under_replicated_partitions", "Partitions led by this node whose group has fewer live voters than the partition's replica list (sum it over the nodes for the cluster).", nil, nil),
+		underRepl: prometheus.NewDesc("iggo_cluster_under_replicated_partitions", "Partitions with fewer replicas caught up with their leader than their replica list holds, or without a known leader, cluster-wide.", nil, nil),
 	}
 }
 
@@ -71,7 +71,7 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	for id, n := range s.Replicas {
 		ch <- prometheus.MustNewConstMetric(c.replicas, prometheus.GaugeValue, float64(n), strconv.Itoa(int(id)))
 	}
-	scope := "local"
+	scope := "partial"
 	if s.LeadersComplete {
 		scope = "cluster"
 	}

@@ -28,7 +28,7 @@ func TestClusterFamilies(t *testing.T) {
 		{"iggo_cluster_moves_in_progress", nil, 2},
 		{"iggo_cluster_replicas", []string{"replica_id", "0"}, 5},
 		{"iggo_cluster_replicas", []string{"replica_id", "3"}, 1},
-		{"iggo_cluster_partition_leaders", []string{"replica_id", "0", "scope", "local"}, 4},
+		{"iggo_cluster_partition_leaders", []string{"replica_id", "0", "scope", "partial"}, 4},
 		{"iggo_cluster_under_replicated_partitions", nil, 1},
 	} {
 		if got, ok := value(fams, c.name, c.labels...); !ok || got != c.want {

@@ -54,6 +54,10 @@ func (e testEndpoint) Send(to replication.NodeID, envs []transport.Envelope) {
 		if env.Msg != nil {
 			out[i].Msg = proto.CloneOf(env.Msg)
 		}
+		if env.Prefix != nil {
+			// One body on the wire.
+			out[i].Data, out[i].Prefix = append(bytes.Clone(env.Prefix), env.Data...), nil
+		}
 	}
 	h.Deliver(e.self, out)
 }

@@ -22,10 +22,17 @@ import (
 // so an unknown stream or topic answers empty to any logged-in user, as
 // GET_STREAM and GET_TOPIC answer empty before their permission check; a
 // user without rights on an existing topic gets Unauthorized (41).
-func (p *Plane) getOffset(x *dispatch.Exchange) {
+func (p *Plane) getOffset(x *dispatch.Exchange) { p.getOffsetAt(x, nil) }
+
+// getOffsetAt serves GET_CONSUMER_OFFSET received from a client (fwd
+// nil) or forwarded by another node (forward.go).
+func (p *Plane) getOffsetAt(x *dispatch.Exchange, fwd *forwarded) {
 	var req wire.GetConsumerOffset
 	if err := req.Decode(x.Body); err != nil {
 		x.Deny(wire.ErrInvalidCommand.Code)
+		return
+	}
+	if p.routeRead(x, fwd, req.StreamID, req.TopicID, req.Partition) {
 		return
 	}
 	t, st, code := p.resolve(x, req.Consumer, req.StreamID, req.TopicID, req.Partition,
@@ -95,10 +102,17 @@ func (p *Plane) answerWrite(x *dispatch.Exchange, code uint32) {
 // storeOffset serves STORE_CONSUMER_OFFSET (operation 161, result-framed):
 // the offset must not pass the last committed offset (4100 InvalidOffset,
 // also for an empty partition); an explicit store may move backwards.
-func (p *Plane) storeOffset(x *dispatch.Exchange) {
+func (p *Plane) storeOffset(x *dispatch.Exchange) { p.storeOffsetAt(x, nil) }
+
+// storeOffsetAt serves STORE_CONSUMER_OFFSET received from a client (fwd
+// nil) or forwarded by another node (forward.go).
+func (p *Plane) storeOffsetAt(x *dispatch.Exchange, fwd *forwarded) {
 	var req wire.StoreConsumerOffset
 	if err := req.Decode(x.Body); err != nil {
 		x.Deny(wire.ErrInvalidCommand.Code)
+		return
+	}
+	if p.routeRead(x, fwd, req.StreamID, req.TopicID, req.Partition) {
 		return
 	}
 	t, ok := p.writeTarget(x, req.Consumer, req.StreamID, req.TopicID, req.Partition)
@@ -141,10 +155,17 @@ func (p *Plane) writeTarget(x *dispatch.Exchange, c wire.Consumer, stream, topic
 
 // deleteOffset serves DELETE_CONSUMER_OFFSET (operation 162,
 // result-framed): 3021 ConsumerOffsetNotFound when nothing is stored.
-func (p *Plane) deleteOffset(x *dispatch.Exchange) {
+func (p *Plane) deleteOffset(x *dispatch.Exchange) { p.deleteOffsetAt(x, nil) }
+
+// deleteOffsetAt serves DELETE_CONSUMER_OFFSET received from a client
+// (fwd nil) or forwarded by another node (forward.go).
+func (p *Plane) deleteOffsetAt(x *dispatch.Exchange, fwd *forwarded) {
 	var req wire.DeleteConsumerOffset
 	if err := req.Decode(x.Body); err != nil {
 		x.Deny(wire.ErrInvalidCommand.Code)
+		return
+	}
+	if p.routeRead(x, fwd, req.StreamID, req.TopicID, req.Partition) {
 		return
 	}
 	t, ok := p.writeTarget(x, req.Consumer, req.StreamID, req.TopicID, req.Partition)

@@ -68,6 +68,10 @@ type Options struct {
 	// ClusterID is the header's cluster field of committed replies in
 	// cluster mode.
 	ClusterID wire.Uint128
+	// Forwarder, in cluster mode, routes partition requests to the node
+	// whose replica leads the partition (forward.go); nil serves every
+	// request here.
+	Forwarder Forwarder
 }
 
 // Plane is the partition plane. It is safe for concurrent use.
@@ -76,6 +80,10 @@ type Plane struct {
 	log  *slog.Logger
 
 	topicsRef atomic.Pointer[topicsHolder]
+	// remoteRR holds the Balanced counters (*atomic.Uint32, by topic
+	// incarnation) of topics this node holds no partition of, whose sends
+	// it forwards (cluster mode).
+	remoteRR sync.Map
 
 	mu     sync.RWMutex
 	topics map[uint64]*topic // by incarnation; guarded by mu

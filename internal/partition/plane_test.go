@@ -192,18 +192,18 @@ func TestPickPartition(t *testing.T) {
 	tp := &topic{}
 	ids := []uint32{0, 1, 2}
 	for i, want := range []uint32{1, 2, 0, 1} {
-		if got, ok := tp.pickPartition(wire.BalancedPartitioning(), ids); !ok || got != want {
+		if got, ok := pick(&tp.rr, wire.BalancedPartitioning(), ids); !ok || got != want {
 			t.Fatalf("balanced pick %d = %d, want %d", i, got, want)
 		}
 	}
-	if _, ok := tp.pickPartition(wire.PartitioningByID(3), ids); ok {
+	if _, ok := pick(&tp.rr, wire.PartitioningByID(3), ids); ok {
 		t.Fatal("unknown partition picked")
 	}
-	if _, ok := tp.pickPartition(wire.BalancedPartitioning(), nil); ok {
+	if _, ok := pick(&tp.rr, wire.BalancedPartitioning(), nil); ok {
 		t.Fatal("a topic without partitions picked one")
 	}
 	// XXH32("a") = 0x550D7456; % 3 = 1.
-	if got, _ := tp.pickPartition(wire.PartitioningByKey([]byte("a")), ids); got != 0x550D7456%3 {
+	if got, _ := pick(&tp.rr, wire.PartitioningByKey([]byte("a")), ids); got != 0x550D7456%3 {
 		t.Fatalf("key pick %d", got)
 	}
 }

@@ -22,11 +22,18 @@ func currentOffset(next uint64) uint64 {
 }
 
 // poll serves POLL_MESSAGES (code 100).
-func (p *Plane) poll(x *dispatch.Exchange) {
+func (p *Plane) poll(x *dispatch.Exchange) { p.pollAt(x, nil) }
+
+// pollAt serves a poll received from a client (fwd nil) or forwarded by
+// another node (forward.go).
+func (p *Plane) pollAt(x *dispatch.Exchange, fwd *forwarded) {
 	var req wire.PollMessages
 	if err := req.Decode(x.Body); err != nil {
 		// semantics.md §4.2: an undecodable request gets the empty head.
 		x.Reply(wire.AppendPollReplyHead(x.Scratch(), 0, 0, 0))
+		return
+	}
+	if p.routeRead(x, fwd, req.StreamID, req.TopicID, req.Partition) {
 		return
 	}
 	t, st, code := p.resolve(x, req.Consumer, req.StreamID, req.TopicID, req.Partition,

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/iggo-dev/iggo/internal/storage"
@@ -52,6 +53,20 @@ func (r *pollReply) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	return total, nil
+}
+
+// appendTo appends the Tail's bytes to dst, the stored records read
+// straight into it (a forwarded poll, forward_serve.go).
+func (r *pollReply) appendTo(dst []byte) ([]byte, error) {
+	for i := range r.mids {
+		e := &r.mids[i]
+		n := len(dst)
+		dst = slices.Grow(dst, int(e.Len))[:n+int(e.Len)]
+		if _, err := e.ReadAt(dst[n:], 0); err != nil {
+			return dst[:n], fmt.Errorf("read stored records: %w", err)
+		}
+	}
+	return append(dst, r.post...), nil
 }
 
 // Release implements dispatch.Tail: it unpins the segments and returns

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"encoding/binary"
+	"sync/atomic"
 
 	"github.com/zeebo/xxh3"
 
@@ -36,9 +37,23 @@ func hasPartition(ids []uint32, id uint32) bool {
 	return lo < len(ids) && ids[lo] == id
 }
 
-// pickPartition resolves the target partition of a send (semantics.md
-// §4.1). ok is false when the topic has no such partition.
-func (tp *topic) pickPartition(pt wire.Partitioning, ids []uint32) (uint32, bool) {
+// pickPartition resolves the target partition of a send to topic ref
+// (semantics.md §4.1) with the topic's Balanced counter (a topic this node
+// holds no partition of keeps its counter in the plane). ok is false when
+// the topic has no such partition.
+func (p *Plane) pickPartition(ref catalog.TopicRef, pt wire.Partitioning, ids []uint32) (uint32, bool) {
+	var rr *atomic.Uint32
+	if tp := p.lookupTopic(ref.Incarnation); tp != nil {
+		rr = &tp.rr
+	} else {
+		c, _ := p.remoteRR.LoadOrStore(ref.Incarnation, new(atomic.Uint32))
+		rr = c.(*atomic.Uint32)
+	}
+	return pick(rr, pt, ids)
+}
+
+// pick resolves the target partition with the Balanced counter rr.
+func pick(rr *atomic.Uint32, pt wire.Partitioning, ids []uint32) (uint32, bool) {
 	if len(ids) == 0 {
 		return 0, false
 	}
@@ -50,7 +65,7 @@ func (tp *topic) pickPartition(pt wire.Partitioning, ids []uint32) (uint32, bool
 	default:
 		// Balanced: the counter starts at 0 and each send takes
 		// next = (c + 1) % partitions_count, as semantics.md §4.1 states.
-		return ids[tp.rr.Add(1)%uint32(len(ids))], true
+		return ids[rr.Add(1)%uint32(len(ids))], true
 	}
 }
 
@@ -60,7 +75,13 @@ func (tp *topic) pickPartition(pt wire.Partitioning, ids []uint32) (uint32, bool
 // partition-write path (semantics.md §4.1; docs/DESIGN.md, "Reference
 // parity"); SDKs that watch for PartitionNotFound (3007) see 20 from the
 // reference too.
-func (p *Plane) send(x *dispatch.Exchange) {
+func (p *Plane) send(x *dispatch.Exchange) { p.sendAt(x, nil) }
+
+// sendAt serves a send received from a client (fwd nil) or forwarded by
+// another node (forward.go). In cluster mode the send is routed once its
+// partition is picked, and the send permission is checked where it
+// runs.
+func (p *Plane) sendAt(x *dispatch.Exchange, fwd *forwarded) {
 	cat := p.catalog()
 	if cat == nil {
 		// No topic resolver (no metadata plane wired): not served.
@@ -82,19 +103,30 @@ func (p *Plane) send(x *dispatch.Exchange) {
 		x.Deny(wire.ErrResourceNotFound.Code)
 		return
 	}
-	if !cat.Allowed(user, catalog.ActionSend, ref.StreamID, ref.TopicID) {
+	routed := p.opts.Forwarder != nil
+	if !routed && !cat.Allowed(user, catalog.ActionSend, ref.StreamID, ref.TopicID) {
 		x.Deny(wire.ErrUnauthorized.Code)
 		return
 	}
-	tp := p.lookupTopic(ref.Incarnation)
-	if tp == nil {
-		x.Deny(wire.ErrResourceNotFound.Code)
-		return
+	var pid uint32
+	if fwd != nil {
+		// The node that forwarded it picked the partition.
+		pid, ok = fwd.partition, hasPartition(ids, fwd.partition)
+	} else {
+		pid, ok = p.pickPartition(ref, req.Partitioning, ids)
 	}
-	pid, ok := tp.pickPartition(req.Partitioning, ids)
 	if !ok {
 		x.Deny(wire.ErrResourceNotFound.Code)
 		return
+	}
+	if routed {
+		if p.elsewhere(x, fwd, ref, pid) {
+			return
+		}
+		if !cat.Allowed(user, catalog.ActionSend, ref.StreamID, ref.TopicID) {
+			x.Deny(wire.ErrUnauthorized.Code)
+			return
+		}
 	}
 	part := p.lookup(ref.Incarnation, pid)
 	if part == nil {

@@ -25,10 +25,16 @@
 //     every group's leader with the metadata leader; Config.Preference
 //     instead spreads them: each leader hands a group to the first live,
 //     caught-up voter of its preferred order (TransferTarget, balance.go).
+//     LeaderOf, AwaitLeader and Directory also answer for groups this
+//     node holds no replica of: every host announces the groups it leads
+//     to its peers (the leader directory, directory.go and announce.go).
 //   - ChangeMembership runs joint consensus (ConfChangeV2); AddMember
 //     adds a node as a learner, waits until it caught up with the
 //     leader's log, and promotes it; Progress reports replication
 //     progress on the leader.
+//   - Call(ctx, node, kind, payload) is a request/response to another
+//     host over the replica transport, served there by the CallHandler
+//     registered for kind (HandleCall), off the loop (call.go).
 //   - Compact and CompactTo snapshot a group and discard its log up to an
 //     index. Storage sits behind LogStorage (raftlog holds the durable
 //     implementation).

@@ -58,7 +58,11 @@ func TestProposeCommitsOnQuorum(t *testing.T) {
 				followers = append(followers, id)
 			}
 		}
-		// A follower refuses proposals with the leader's id.
+		// A follower refuses proposals with the leader's id (once it heard
+		// from the leader: a majority may have elected it without it).
+		if _, err := c.hosts[followers[0]].WaitFor(ctx, 1, func(v View) bool { return v.HasLeader }); err != nil {
+			t.Fatal(err)
+		}
 		_, err := c.hosts[followers[0]].Propose(ctx, 1, []byte("x"))
 		var nle *NotLeaderError
 		if !errors.As(err, &nle) || !nle.HasLeader || nle.Leader != lead {

@@ -271,6 +271,7 @@ func (h *Host) RemoveGroup(ctx context.Context, id GroupID) error {
 
 func (h *Host) dropGroup(g *group, err error) {
 	g.failAll(err)
+	h.dirDirty(g.id)
 	delete(h.groups, g.id)
 	if _, ok := h.active[g.id]; ok {
 		delete(h.active, g.id)

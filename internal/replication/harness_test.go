@@ -87,6 +87,10 @@ func (e endpoint) Send(to NodeID, envs []transport.Envelope) {
 			if c.Msg != nil {
 				c.Msg = proto.CloneOf(env.Msg)
 			}
+			if c.Prefix != nil {
+				// One body on the wire.
+				c.Data, c.Prefix = append(bytes.Clone(c.Prefix), c.Data...), nil
+			}
 			if n.inOrder {
 				now = append(now, c)
 				continue

@@ -86,6 +86,15 @@ type Config struct {
 	// transport and the follower's inbox at once; this caps it at a few
 	// round trips' worth. It must be at least MaxSizePerMsg.
 	MaxInflightBytes uint64
+	// MaxCallBytes bounds the request and the reply of one call (Call);
+	// it must leave the transport's frame limit room for the envelope.
+	// Zero means DefaultMaxCallBytes.
+	MaxCallBytes int
+	// CallHandlersPerPeer bounds the call handlers running at once for
+	// one calling replica, CallBacklogPerPeer the requests waiting for
+	// one of them; beyond both, requests are refused. Zero means
+	// DefaultCallHandlersPerPeer and DefaultCallBacklogPerPeer.
+	CallHandlersPerPeer, CallBacklogPerPeer int
 }
 
 // Defaults for zero Config fields.
@@ -122,10 +131,17 @@ type Stats struct {
 	NoticesMerged uint64
 	// Groups and ActiveGroups: all groups, and those still ticking.
 	Groups, ActiveGroups int64
+	// CallsSent counts calls made (Call), CallsFailed those that ended
+	// in an error; CallsServed counts handlers run for other replicas,
+	// CallsRefused requests refused because too many waited.
+	CallsSent, CallsFailed, CallsServed, CallsRefused uint64
+	// Announcements counts leadership announcement envelopes sent.
+	Announcements uint64
 }
 
 type counters struct {
 	ticks, raftSent, envSent, batches, received, inboxDropped, noticesMerged atomic.Uint64
+	callsSent, callsFailed, callsServed, callsRefused, announcements         atomic.Uint64
 	groups, active                                                           atomic.Int64
 }
 
@@ -178,6 +194,15 @@ type Host struct {
 	notices     map[noticeKey]heldNotice
 	noticeTimer *time.Timer
 	noticeArmed bool
+
+	// calls are the calls between hosts (call.go); safe for any
+	// goroutine.
+	calls *calls
+	// dir is the leader directory (directory.go), safe for any
+	// goroutine; ann is the loop's side of the announcements
+	// (announce.go).
+	dir *directory
+	ann announcer
 }
 
 // New starts a host. Close stops it.
@@ -210,6 +235,15 @@ func New(cfg Config) (*Host, error) {
 	if cfg.CommitNoticeHold == 0 {
 		cfg.CommitNoticeHold = DefaultCommitNoticeHold
 	}
+	if cfg.MaxCallBytes <= 0 {
+		cfg.MaxCallBytes = DefaultMaxCallBytes
+	}
+	if cfg.CallHandlersPerPeer <= 0 {
+		cfg.CallHandlersPerPeer = DefaultCallHandlersPerPeer
+	}
+	if cfg.CallBacklogPerPeer <= 0 {
+		cfg.CallBacklogPerPeer = DefaultCallBacklogPerPeer
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -233,6 +267,8 @@ func New(cfg Config) (*Host, error) {
 		noticeTimer: time.NewTimer(time.Hour),
 	}
 	h.noticeTimer.Stop()
+	h.calls = newCalls(h)
+	h.dir, h.ann = newDirectory(), newAnnouncer()
 	for _, p := range cfg.Peers {
 		if p != cfg.Self {
 			h.peers[p] = &peerState{alive: true}
@@ -254,15 +290,23 @@ type GroupFailure struct {
 func (h *Host) Failures() <-chan GroupFailure { return h.failures }
 
 // Close stops the loop; waiting proposals fail with ErrStopped, wrapped
-// in ErrOutcomeUnknown when they were admitted.
+// in ErrOutcomeUnknown when they were admitted. Calls waiting for a reply
+// fail with ErrStopped, and Close waits for the call handlers running
+// here (their context ends).
 func (h *Host) Close() {
 	h.once.Do(func() { close(h.done) })
 	<-h.stopped
+	h.calls.close()
 }
 
 // Deliver implements transport.Handler: a batch from peer from. It never
-// blocks; a full inbox drops the batch (raft retransmits).
+// blocks; a full inbox drops the batch (raft retransmits). Calls, replies
+// and leadership announcements are handled at once, off the loop.
 func (h *Host) Deliver(from NodeID, envs []transport.Envelope) {
+	envs = h.takeData(from, envs)
+	if len(envs) == 0 {
+		return
+	}
 	select {
 	case h.inbox <- inbound{from, envs}:
 	default:
@@ -273,6 +317,10 @@ func (h *Host) Deliver(from NodeID, envs []transport.Envelope) {
 // Unreachable implements transport.Handler: envelopes that could not be
 // sent are reported to raft (ReportUnreachable, and a failed snapshot).
 func (h *Host) Unreachable(to NodeID, envs []transport.Envelope) {
+	envs = h.dataUnreachable(to, envs)
+	if len(envs) == 0 {
+		return
+	}
 	select {
 	case h.unreach <- inbound{to, envs}:
 	default:
@@ -286,6 +334,8 @@ func (h *Host) Stats() Stats {
 		Ticks: s.ticks.Load(), RaftMessagesSent: s.raftSent.Load(), EnvelopesSent: s.envSent.Load(),
 		Batches: s.batches.Load(), MessagesReceived: s.received.Load(), InboxDropped: s.inboxDropped.Load(),
 		NoticesMerged: s.noticesMerged.Load(), Groups: s.groups.Load(), ActiveGroups: s.active.Load(),
+		CallsSent: s.callsSent.Load(), CallsFailed: s.callsFailed.Load(), CallsServed: s.callsServed.Load(),
+		CallsRefused: s.callsRefused.Load(), Announcements: s.announcements.Load(),
 	}
 }
 

@@ -23,6 +23,7 @@ func (h *Host) tick() {
 		for id := range h.peers {
 			h.enqueue(id, transport.Envelope{Kind: transport.KindPing})
 		}
+		h.announce()
 	}
 	for _, g := range h.active {
 		if g.campaignAt != 0 && h.ticks >= g.campaignAt {
@@ -106,7 +107,9 @@ func (h *Host) checkPeers() {
 	}
 }
 
-// peerDown wakes every quiesced group the dead peer belongs to. In the
+// peerDown fails the calls waiting for the dead peer's reply, forgets
+// its leaderships (directory.go) and wakes every quiesced group it
+// belongs to. In the
 // groups it led, every follower forgets it (so it grants pre-votes at
 // once) and the lowest-numbered live voter campaigns two ticks later
 // (the pause lets the other survivors notice the silence too); the others
@@ -115,6 +118,8 @@ func (h *Host) checkPeers() {
 // reference's "next view's primary is view % n", this picks one
 // candidate deterministically and avoids split votes.
 func (h *Host) peerDown(n NodeID) {
+	h.calls.failPeer(n, ErrCallLost)
+	h.dir.forget(n)
 	for _, g := range h.groups {
 		if !g.members[n] {
 			continue
@@ -150,8 +155,12 @@ func (h *Host) candidate(g *group, dead NodeID) bool {
 
 // peerUp wakes the quiesced groups this node leads that include n, so a
 // returning (possibly restarted) peer is caught up at once, and ends the
-// balancer's back-off from n: it failed to take over before it went.
+// balancer's back-off from n: it failed to take over before it went; the
+// peer gets this host's full leadership table, and is asked for its own
+// (peerDown forgot its claims).
 func (h *Host) peerUp(n NodeID) {
+	h.dir.markResync(n)
+	h.requestTable(n)
 	for _, g := range h.leading {
 		if g.transfer.to == n {
 			g.transfer = transferAttempt{}
@@ -180,6 +189,7 @@ func (h *Host) quiesce(g *group) {
 	}
 	g.quiesced = true
 	g.quietTicks = 0
+	h.dirDirty(g.id) // its claim is not recomputed while it is quiet
 	delete(h.active, g.id)
 	h.stats.active.Add(-1)
 }

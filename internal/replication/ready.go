@@ -118,6 +118,7 @@ func (h *Host) finishReady(g *group, p persisting) error {
 		h.apply(g, e)
 	}
 	if rd.SoftState != nil {
+		h.dirDirty(g.id)
 		g.lead = rd.SoftState.Lead
 		g.state = rd.SoftState.RaftState
 		if g.lead != raft.None {

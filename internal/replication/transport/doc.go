@@ -17,7 +17,12 @@
 //	body = u8 frame type | payload
 //
 // A batch frame holds every envelope queued for that peer at the time of
-// the flush (one write per flush). Each peer has a bounded queue; a full
+// the flush (one write per flush). Besides raft messages an envelope may
+// carry opaque bytes (Kind.CarriesData): the requests and replies of
+// calls between hosts and leadership announcements; the transport only
+// carries them, and reports one through Handler.Unreachable only when it
+// was certainly never written (ConnHandler.Disconnected announces the
+// loss of a connection and whatever was in flight on it). Each peer has a bounded queue; a full
 // queue, a missing connection or an oversized message drops the
 // envelopes and reports them through Handler.Unreachable so raft can
 // mark the peer unreachable and retry, as raft expects of a lossy

@@ -1,5 +1,24 @@
 package transport
 
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"math"
+	"net"
+)
+
+// vecMinBytes is the size from which the data of an envelope that
+// CarriesData is not copied into the writer's buffer but written from
+// where it lies (a vectored write): a forwarded request or a poll reply
+// of megabytes.
+const vecMinBytes = 64 << 10
+
+// extData is data written from where it lies: before buf[at:].
+type extData struct {
+	at   int
+	data []byte
+}
+
 // encode appends batch frames holding q (split when a frame would exceed
 // the limit) and returns the buffer, the frame count and the envelopes
 // too large to send at all (or that failed to marshal), in queue order.
@@ -7,11 +26,23 @@ package transport
 // behind its length prefix, so a buffer with room enough (the writer
 // reuses its own) takes no allocation at all.
 func (p *peer) encode(buf []byte, q []Envelope) ([]byte, int, []Envelope) {
+	buf, _, frames, dropped := p.encodeVec(buf, q, math.MaxInt)
+	return buf, frames, dropped
+}
+
+// encodeVec is encode that leaves the data of envelopes of at least
+// vecMin bytes out of buf: ext lists them with the positions of buf they
+// go before (vectors interleaves them); the frames' lengths and checksums
+// cover them.
+func (p *peer) encodeVec(buf []byte, q []Envelope, vecMin int) ([]byte, []extData, int, []Envelope) {
 	limit := p.t.cfg.MaxFrameBytes
 	var dropped []Envelope
+	var ext []extData
 	frames := 0
 	for len(q) > 0 {
 		start := len(buf)
+		firstExt := len(ext)
+		extBytes := 0 // of this frame
 		buf = append(buf, 0, 0, 0, 0, 0, 0, 0, 0, byte(frameBatch))
 		// Reserve a fixed 5-byte uvarint slot for the count (at most
 		// maxBatchEnvelopes) so items can be appended before it is known.
@@ -19,18 +50,30 @@ func (p *peer) encode(buf []byte, q []Envelope) ([]byte, int, []Envelope) {
 		buf = append(buf, 0, 0, 0, 0, 0)
 		n := 0
 		for len(q) > 0 && n < maxBatchEnvelopes {
-			size, body := envelopeSize(q[0])
+			e := q[0]
+			size, body := envelopeSize(e)
 			if size+1+5 > limit {
-				dropped = append(dropped, q[0])
+				dropped = append(dropped, e)
 				q = q[1:]
 				continue
 			}
-			if len(buf)-start-frameHeaderBytes+size > limit && n > 0 {
+			if len(buf)+extBytes-start-frameHeaderBytes+size > limit && n > 0 {
 				break
 			}
+			if e.Kind.CarriesData() && len(e.Data) >= vecMin {
+				buf = binary.AppendUvarint(buf, e.Group)
+				buf = append(buf, byte(e.Kind))
+				buf = binary.AppendUvarint(buf, uint64(body))
+				buf = append(buf, e.Prefix...)
+				ext = append(ext, extData{at: len(buf), data: e.Data})
+				extBytes += len(e.Data)
+				q = q[1:]
+				n++
+				continue
+			}
 			var err error
-			if buf, err = appendEnvelope(buf, q[0], body); err != nil {
-				dropped = append(dropped, q[0])
+			if buf, err = appendEnvelope(buf, e, body); err != nil {
+				dropped = append(dropped, e)
 				q = q[1:]
 				continue
 			}
@@ -42,10 +85,47 @@ func (p *peer) encode(buf []byte, q []Envelope) ([]byte, int, []Envelope) {
 			continue
 		}
 		putUvarint5(buf[countAt:], uint64(n))
-		buf = endFrame(buf, start)
+		if firstExt == len(ext) {
+			buf = endFrame(buf, start)
+		} else {
+			endFrameExt(buf, start, ext[firstExt:], extBytes)
+		}
 		frames++
 	}
-	return buf, frames, dropped
+	return buf, ext, frames, dropped
+}
+
+// endFrameExt fills the length and checksum of the frame that begins at
+// start, whose body also holds the external data ext (extBytes in all).
+func endFrameExt(buf []byte, start int, ext []extData, extBytes int) {
+	at := start + frameHeaderBytes
+	var crc uint32
+	for _, x := range ext {
+		crc = crc32.Update(crc, crcTable, buf[at:x.at])
+		crc = crc32.Update(crc, crcTable, x.data)
+		at = x.at
+	}
+	crc = crc32.Update(crc, crcTable, buf[at:])
+	binary.LittleEndian.PutUint32(buf[start:], uint32(len(buf)-start-frameHeaderBytes+extBytes))
+	binary.LittleEndian.PutUint32(buf[start+4:], crc)
+}
+
+// vectors is buf with the external data ext put in place, for one
+// vectored write.
+func vectors(buf []byte, ext []extData) net.Buffers {
+	out := make(net.Buffers, 0, 2*len(ext)+1)
+	at := 0
+	for _, x := range ext {
+		if x.at > at {
+			out = append(out, buf[at:x.at])
+		}
+		out = append(out, x.data)
+		at = x.at
+	}
+	if at < len(buf) {
+		out = append(out, buf[at:])
+	}
+	return out
 }
 
 // encodable returns q without the envelopes of dropped (both in queue
@@ -53,11 +133,39 @@ func (p *peer) encode(buf []byte, q []Envelope) ([]byte, int, []Envelope) {
 func encodable(q, dropped []Envelope) []Envelope {
 	out := make([]Envelope, 0, len(q)-len(dropped))
 	for _, e := range q {
-		if len(dropped) > 0 && e.Msg == dropped[0].Msg && e.Group == dropped[0].Group && e.Kind == dropped[0].Kind {
+		if len(dropped) > 0 && sameEnvelope(e, dropped[0]) {
 			dropped = dropped[1:]
 			continue
 		}
 		out = append(out, e)
+	}
+	return out
+}
+
+// sameEnvelope reports whether a and b are the same queued envelope.
+func sameEnvelope(a, b Envelope) bool {
+	return a.Msg == b.Msg && a.Group == b.Group && a.Kind == b.Kind && len(a.Data) == len(b.Data) && len(a.Prefix) == len(b.Prefix) &&
+		(len(a.Data) == 0 || &a.Data[0] == &b.Data[0])
+}
+
+// withoutData returns q without the envelopes that carry data: what a
+// failed write reports as unreachable (those may have reached the peer
+// before the failure; their loss is announced as a disconnection).
+func withoutData(q []Envelope) []Envelope {
+	n := 0
+	for _, e := range q {
+		if e.Kind.CarriesData() {
+			n++
+		}
+	}
+	if n == 0 {
+		return q
+	}
+	out := make([]Envelope, 0, len(q)-n)
+	for _, e := range q {
+		if !e.Kind.CarriesData() {
+			out = append(out, e)
+		}
 	}
 	return out
 }

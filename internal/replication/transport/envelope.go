@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -25,14 +26,40 @@ const (
 	// KindPing is host liveness (Group and Msg unused); any frame from a
 	// peer proves it alive, pings keep idle pairs talking.
 	KindPing Kind = 3
+	// KindCall is the request of a call between hosts: Group is the
+	// call's correlation id and Data the encoded request.
+	KindCall Kind = 4
+	// KindReply answers the KindCall of the same correlation id (Group);
+	// Data is the encoded reply.
+	KindReply Kind = 5
+	// KindDirectory carries a host's announcement of the groups it leads
+	// (Data; Group unused).
+	KindDirectory Kind = 6
 )
 
+// maxKind is the highest kind a decoder accepts.
+const maxKind = KindDirectory
+
+// CarriesData reports whether envelopes of kind k carry opaque bytes
+// (Envelope.Data) rather than a raft message. Such an envelope is
+// reported through Handler.Unreachable only when it was certainly never
+// written; one lost with its connection is announced by
+// ConnHandler.Disconnected instead.
+func (k Kind) CarriesData() bool { return k >= KindCall && k <= KindDirectory }
+
 // Envelope is one item of a batch: a raft message and the group it
-// belongs to.
+// belongs to, or (for the kinds that CarriesData) opaque bytes.
 type Envelope struct {
 	Group uint64
 	Kind  Kind
 	Msg   *raftpb.Message
+	// Data is the body of a kind that CarriesData. A decoded Data is
+	// the receiver's own copy.
+	Data []byte
+	// Prefix, when set, is sent right before Data as part of the same
+	// body (the receiver gets one Data): a small header put in front of
+	// a large payload without copying the payload.
+	Prefix []byte
 }
 
 // maxBatchEnvelopes bounds the envelope count a decoder accepts in one
@@ -46,7 +73,10 @@ var errBadBatch = errors.New("malformed batch")
 
 // envelopeSize returns the encoded length of e and of its message body.
 func envelopeSize(e Envelope) (total, body int) {
-	if e.Msg != nil {
+	switch {
+	case e.Kind.CarriesData():
+		body = len(e.Prefix) + len(e.Data)
+	case e.Msg != nil:
 		body = proto.Size(e.Msg)
 	}
 	return uvarintLen(e.Group) + 1 + uvarintLen(uint64(body)) + body, body
@@ -64,6 +94,9 @@ func appendEnvelope(dst []byte, e Envelope, body int) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, e.Group)
 	dst = append(dst, byte(e.Kind))
 	dst = binary.AppendUvarint(dst, uint64(body))
+	if e.Kind.CarriesData() {
+		return append(append(dst, e.Prefix...), e.Data...), nil
+	}
 	if e.Msg == nil {
 		return dst, nil
 	}
@@ -89,34 +122,49 @@ func uvarintLen(v uint64) int {
 }
 
 // decodeBatch decodes a batch payload: uvarint count, then envelopes.
+// Every Data is a copy.
 func decodeBatch(p []byte) ([]Envelope, error) {
+	envs, _, err := decodeBatchAlias(p, math.MaxInt)
+	return envs, err
+}
+
+// decodeBatchAlias is decodeBatch that leaves a Data of at least
+// aliasMin bytes in p instead of copying it; aliased says whether it did
+// (the reader then does not reuse p's buffer).
+func decodeBatchAlias(p []byte, aliasMin int) (out []Envelope, aliased bool, err error) {
 	n, k := binary.Uvarint(p)
 	if k <= 0 || n > maxBatchEnvelopes || n > uint64(len(p)) {
-		return nil, errBadBatch
+		return nil, false, errBadBatch
 	}
 	p = p[k:]
-	out := make([]Envelope, 0, n)
+	out = make([]Envelope, 0, n)
 	// Messages are allocated msgChunk at a time rather than one by one;
 	// the host steps them and drops them together.
 	var msgs []raftpb.Message
 	for i := range n {
 		g, k := binary.Uvarint(p)
 		if k <= 0 || len(p) < k+1 {
-			return nil, errBadBatch
+			return nil, false, errBadBatch
 		}
 		kind := Kind(p[k])
 		p = p[k+1:]
-		if kind < KindRaft || kind > KindPing {
-			return nil, fmt.Errorf("%w: unknown kind %d", errBadBatch, kind)
+		if kind < KindRaft || kind > maxKind {
+			return nil, false, fmt.Errorf("%w: unknown kind %d", errBadBatch, kind)
 		}
 		l, k := binary.Uvarint(p)
 		if k <= 0 || l > uint64(len(p)-k) {
-			return nil, errBadBatch
+			return nil, false, errBadBatch
 		}
 		body := p[k : k+int(l)]
 		p = p[k+int(l):]
 		e := Envelope{Group: g, Kind: kind}
-		if kind != KindPing {
+		switch {
+		case kind.CarriesData() && len(body) >= aliasMin:
+			e.Data, aliased = body[:len(body):len(body)], true
+		case kind.CarriesData():
+			// A copy: the reader reuses its frame buffer.
+			e.Data = append([]byte(nil), body...)
+		case kind != KindPing:
 			if len(msgs) == 0 {
 				msgs = make([]raftpb.Message, min(n-i, msgChunk))
 			}
@@ -124,13 +172,13 @@ func decodeBatch(p []byte) ([]Envelope, error) {
 			// Unmarshal copies the entries' data out of p, so the reader
 			// may reuse its frame buffer.
 			if err := proto.Unmarshal(body, e.Msg); err != nil {
-				return nil, fmt.Errorf("%w: %w", errBadBatch, err)
+				return nil, false, fmt.Errorf("%w: %w", errBadBatch, err)
 			}
 		}
 		out = append(out, e)
 	}
 	if len(p) != 0 {
-		return nil, fmt.Errorf("%w: %d trailing bytes", errBadBatch, len(p))
+		return nil, false, fmt.Errorf("%w: %d trailing bytes", errBadBatch, len(p))
 	}
-	return out, nil
+	return out, aliased, nil
 }

@@ -92,6 +92,9 @@ func (p *peer) stop() {
 	}
 	p.wg.Wait()
 	p.t.drop(p.id, q)
+	if c != nil {
+		p.t.disconnected(p.id)
+	}
 }
 
 func (p *peer) connected() bool {
@@ -160,6 +163,7 @@ func (p *peer) attach(c net.Conn) {
 	}
 	if old != nil {
 		old.Close()
+		p.t.disconnected(p.id)
 	}
 }
 
@@ -167,7 +171,8 @@ func (p *peer) attach(c net.Conn) {
 func (p *peer) detach(c net.Conn, gen uint64) {
 	p.mu.Lock()
 	var q []Envelope
-	if p.gen == gen {
+	current := p.gen == gen
+	if current {
 		p.conn = nil
 		p.gen++
 		q = p.queue
@@ -176,6 +181,9 @@ func (p *peer) detach(c net.Conn, gen uint64) {
 	p.mu.Unlock()
 	c.Close()
 	p.t.drop(p.id, q)
+	if current {
+		p.t.disconnected(p.id)
+	}
 	signal(p.connDown)
 }
 
@@ -200,7 +208,7 @@ func (p *peer) readLoop(c net.Conn, gen uint64) {
 			p.t.log.Warn("replica peer sent an unexpected frame, closing", "peer", uint64(p.id), "type", uint8(ft))
 			return
 		}
-		envs, err := decodeBatch(payload)
+		envs, aliased, err := decodeBatchAlias(payload, vecMinBytes)
 		if err != nil {
 			p.t.stats.garbage.Add(1)
 			p.t.log.Warn("replica peer sent a malformed batch, closing", "peer", uint64(p.id), "err", err)
@@ -209,8 +217,10 @@ func (p *peer) readLoop(c net.Conn, gen uint64) {
 		p.t.stats.framesRecv.Add(1)
 		p.t.stats.envelopesRecv.Add(uint64(len(envs)))
 		p.t.handler.Deliver(p.id, envs)
-		if cap(buf) > maxRetainedBuffer {
-			buf = nil // decoding copied the data out; do not pin a snapshot's frame
+		if aliased || cap(buf) > maxRetainedBuffer {
+			// Large data was handed over in place; otherwise decoding
+			// copied the data out: do not pin a snapshot's frame.
+			buf = nil
 		}
 	}
 }
@@ -247,7 +257,8 @@ func (p *peer) writeLoop() {
 		}
 		var frames int
 		var dropped []Envelope
-		buf, frames, dropped = p.encode(buf[:0], q)
+		var ext []extData
+		buf, ext, frames, dropped = p.encodeVec(buf[:0], q, vecMinBytes)
 		p.t.drop(p.id, dropped)
 		if frames == 0 {
 			continue
@@ -256,8 +267,16 @@ func (p *peer) writeLoop() {
 			q = encodable(q, dropped)
 		}
 		if err := c.SetWriteDeadline(time.Now().Add(p.t.cfg.WriteTimeout)); err == nil {
-			_, err = c.Write(buf)
 			sent := len(buf)
+			if len(ext) == 0 {
+				_, err = c.Write(buf)
+			} else {
+				v := vectors(buf, ext)
+				for _, x := range ext {
+					sent += len(x.data)
+				}
+				_, err = v.WriteTo(c)
+			}
 			if cap(buf) > maxRetainedBuffer {
 				buf = nil // one huge flush (a snapshot) does not pin its buffer
 			}
@@ -269,7 +288,9 @@ func (p *peer) writeLoop() {
 			}
 			p.t.log.Info("replica write failed", "peer", uint64(p.id), "err", err)
 		}
-		p.t.drop(p.id, q)
+		// Data envelopes may have reached the peer before the write
+		// failed: detach announces their loss as a disconnection.
+		p.t.drop(p.id, withoutData(q))
 		p.detach(c, gen)
 	}
 }

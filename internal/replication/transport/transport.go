@@ -29,8 +29,19 @@ type Handler interface {
 	// Deliver hands over one decoded batch from peer from.
 	Deliver(from NodeID, envs []Envelope)
 	// Unreachable reports envelopes for peer to that were dropped (queue
-	// full, no connection, write failure, too large).
+	// full, no connection, write failure, too large). Envelopes whose
+	// kind CarriesData are reported only when they were never written.
 	Unreachable(to NodeID, envs []Envelope)
+}
+
+// ConnHandler is implemented by a Handler that wants to know when a
+// peer's connection ends.
+type ConnHandler interface {
+	// Disconnected reports that a connection to peer id ended: it
+	// failed, was closed, or a newer one replaced it. Whatever was
+	// written on it and not answered may be lost. Called from transport
+	// goroutines; it must not block.
+	Disconnected(id NodeID)
 }
 
 // Config configures a Transport.
@@ -264,6 +275,14 @@ func (t *Transport) Close() error {
 		return fmt.Errorf("close replica listener: %w", err)
 	}
 	return nil
+}
+
+// disconnected tells the handler, when it wants to know, that a
+// connection to peer id ended.
+func (t *Transport) disconnected(id NodeID) {
+	if ch, ok := t.handler.(ConnHandler); ok {
+		ch.Disconnected(id)
+	}
 }
 
 func (t *Transport) drop(to NodeID, envs []Envelope) {
