@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +73,11 @@ func TestReplicaMovesUnderLoad(t *testing.T) {
 	}
 	if s, d := h.moveCounts(); d < s || d == 0 {
 		t.Errorf("%d moves started, %d done", s, d)
+	}
+	// The CLI, sent to any node, asks the leader: nothing is left to move.
+	out, err := exec.Command(iggoBin, "--addr", h.Addr(2), "cluster", "rebalance").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "nothing to move") {
+		t.Errorf("iggo cluster rebalance: %v\n%s", err, out)
 	}
 
 	// Node 1 leaves: drained first.
@@ -221,11 +228,11 @@ func (h *Harness) partitionDirs(i int) []string {
 }
 
 // moveCounts counts the replica moves the nodes logged as started and
-// done.
+// as finished (done or given up).
 func (h *Harness) moveCounts() (started, done int) {
 	for i := range h.N() {
 		started += len(h.LogLines(i, "replica move started"))
-		done += len(h.LogLines(i, "replica move done"))
+		done += len(h.LogLines(i, "replica move done")) + len(h.LogLines(i, "replica move given up"))
 	}
 	return started, done
 }
@@ -247,8 +254,8 @@ func waitNoDirs(t *testing.T, h *Harness, i int, within time.Duration) {
 }
 
 // settle waits until every partition's directory is on exactly 3 of the
-// nodes, only on nodes, and those replicas serve identical logs (the
-// moves are done); it returns the partitions per node.
+// nodes, only on nodes, and every move the nodes logged as started has
+// finished; it returns the partitions per node.
 func (h *Harness) settle(t *testing.T, nodes []int, parts int, within time.Duration) map[int]int {
 	t.Helper()
 	deadline := time.Now().Add(within)
@@ -272,6 +279,9 @@ func (h *Harness) settle(t *testing.T, nodes []int, parts int, within time.Durat
 			if ok && len(hs) != 3 {
 				ok, why = false, fmt.Sprintf("partition %s on nodes %v", d, hs)
 			}
+		}
+		if started, done := h.moveCounts(); ok && done < started {
+			ok, why = false, fmt.Sprintf("%d moves started, %d finished", started, done)
 		}
 		if ok {
 			return perNode

@@ -66,7 +66,9 @@ func (p *Planner) CheckRemoval(ctx context.Context, node uint8) (Removal, error)
 		if len(hs) == 1 {
 			return rm, fmt.Errorf("%w: partition %d of topic %d in stream %d has its only replica on node %d", ErrLastReplica, pp.Partition, pp.Ref.TopicID, pp.Ref.StreamID, node)
 		}
-		if movable(v, pp, node) {
+		if (len(pp.Target) > 0 && !slices.Contains(pp.Target, node)) || movable(v, pp, node) {
+			// A move in progress takes the replica away already, or
+			// another node can take it.
 			rm.Movable++
 			continue
 		}

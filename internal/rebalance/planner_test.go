@@ -199,6 +199,19 @@ func TestCheckRemoval(t *testing.T) {
 			t.Fatalf("removal %+v, %v; want 6 movable", rm, err)
 		}
 	})
+	t.Run("a move in progress takes it away", func(t *testing.T) {
+		w := newWorld(t, 4)
+		threeNodeTopic(w)
+		for i := range w.pls {
+			w.pls[i].Target = slices.Clone(w.pls[i].Replicas)
+			w.pls[i].Target[slices.Index(w.pls[i].Target, 2)] = 3
+		}
+		p := NewPlanner(PlannerConfig{Logger: testLog(), Store: w, Cluster: fcluster{w: w}})
+		rm, err := p.CheckRemoval(ctx, 2)
+		if err != nil || len(rm.Stuck) != 0 || rm.Movable != 6 {
+			t.Fatalf("removal %+v, %v; want 6 movable", rm, err)
+		}
+	})
 	t.Run("last replica", func(t *testing.T) {
 		w := newWorld(t, 3)
 		w.addPartition(0, 1)
