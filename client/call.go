@@ -66,6 +66,10 @@ type call struct {
 	// reader reads the body (PollMessagesBuffer); set before submission
 	// and only read afterwards.
 	replyBuf []byte
+
+	// route names the partition of a partition request (route.go); set
+	// before the first submission, read by every submission.
+	route routeKey
 }
 
 // newCall starts a request for code with room for a body of bodyCap
