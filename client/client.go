@@ -272,9 +272,15 @@ func (c *Client) open(ctx context.Context, addr string, cr *credentials) (*conn,
 // else to the live connection, or parks it until a reconnect publishes
 // one.
 func (c *Client) submit(cl *call) error {
-	if cn := c.router.pick(&cl.route); cn != nil && cn.enqueue(cl) {
-		return nil
+	if !cl.avoidNode {
+		if cn := c.router.pick(&cl.route); cn != nil {
+			cl.onNode = true
+			if cn.enqueue(cl) {
+				return nil
+			}
+		}
 	}
+	cl.onNode, cl.avoidNode = false, false
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -496,7 +502,7 @@ func (c *Client) roundTrip(ctx context.Context, cl *call) ([]byte, error) {
 			return payload, err
 		}
 		if errors.Is(err, wire.ErrTransientNotAccepted) {
-			c.router.notLeader(&cl.route)
+			c.router.notLeader(cl)
 		}
 		if recheck {
 			c.recheckLeader(ctx)

@@ -135,9 +135,11 @@
 // The map is read on the first partition request, again when it is older
 // than ClusterPolicy.PartitionMapMaxAge (30 s) and in use, and after a
 // partition request was answered 58 (not the leader): that partition's
-// leader is forgotten, the request is retried (on the main connection
-// until the new map places it) with the identical frame, and the map is
-// read again, at most every PartitionMapMinInterval (250 ms). A node
+// leader is forgotten, the request is retried with the identical frame
+// (on the main connection until the new map places it, and always on the
+// main connection right after a node's 58, so a map that keeps naming a
+// node that does not lead costs a request at most one 58 there), and the
+// map is read again, at most every PartitionMapMinInterval (250 ms). A node
 // connection that breaks hands its requests back with their request
 // numbers and bodies; they go to the main connection, and the node is left
 // alone for four times PartitionMapMinInterval. A server that serves no

@@ -260,7 +260,7 @@ func (p *Producer) settle(b *batch) bool {
 			return true
 		}
 		if errors.Is(err, wire.ErrTransientNotAccepted) {
-			p.c.router.notLeader(&cl.route)
+			p.c.router.notLeader(cl)
 		}
 		if recheck {
 			p.recheckLeader()

@@ -142,12 +142,19 @@ func (r *router) pick(rk *routeKey) *conn {
 	return r.nodeLocked(addr)
 }
 
-// notLeader handles a 58 answer to a partition request: the map is stale
-// for that partition (its leader is forgotten, so the retry takes the
-// main connection) and is read again soon.
-func (r *router) notLeader(rk *routeKey) {
+// notLeader handles a 58 answer to a partition request cl: the map is
+// stale for that partition (its leader is forgotten) and is read again
+// soon; when the answer came from a node connection, the retry takes the
+// main connection whatever the new map says, so requests alternate
+// between the map's leader and the main connection while they disagree.
+// Called by the goroutine that owns cl, after its reply.
+func (r *router) notLeader(cl *call) {
+	rk := &cl.route
 	if rk.kind == routeNone {
 		return
+	}
+	if cl.onNode {
+		cl.avoidNode = true
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

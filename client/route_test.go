@@ -30,6 +30,7 @@ type routeFixture struct {
 	served   map[int][]servedRequest // guarded by mu: accepted partition requests per node
 	hold     map[int]bool            // guarded by mu: nodes that leave partition requests unanswered
 	anywhere bool                    // guarded by mu: every node accepts every partition
+	mapped   []int                   // guarded by mu: leaders the map names instead of leaders, when set
 }
 
 // servedRequest is a partition request a node accepted.
@@ -88,7 +89,11 @@ func (f *routeFixture) partitionMap() wire.PartitionMap {
 		pm.Nodes = append(pm.Nodes, wire.PartitionMapNode{ReplicaID: uint8(i), Name: n.Name, Host: n.IP, TCPPort: n.TCPPort})
 	}
 	t := wire.PartitionMapTopic{StreamID: 1, StreamName: "s", TopicID: 1, TopicName: "t"}
-	for p, l := range f.leaders {
+	leaders := f.leaders
+	if f.mapped != nil {
+		leaders = f.mapped
+	}
+	for p, l := range leaders {
 		pl := wire.PartitionPlacement{PartitionID: uint32(p)}
 		for i := range m.Nodes {
 			pl.Replicas = append(pl.Replicas, uint8(i))
@@ -283,6 +288,32 @@ func TestRoutingRefreshOnNotLeader(t *testing.T) {
 	}
 	if n := len(f.fc.commands(1, wire.CmdSendMessages)); n < 2 {
 		t.Fatalf("node 1 saw %d sends, want the first and the refused second", n)
+	}
+}
+
+// TestRoutingStaleMap: a map that keeps naming a node that is not the
+// leader (the answering node's view lags) costs a request at most one 58
+// there; its retry takes the main connection, which stores it.
+func TestRoutingStaleMap(t *testing.T) {
+	f := newRouteFixture(t, 2, 0, 0)
+	f.mu.Lock()
+	f.mapped = []int{0, 1}
+	f.mu.Unlock()
+	c, _ := dialRoute(t, f)
+	sent := 0
+	for deadline := time.Now().Add(10 * time.Second); len(f.fc.commands(1, wire.CmdSendMessages)) == 0; sent++ {
+		if time.Now().After(deadline) {
+			t.Fatal("the map's leader was never tried")
+		}
+		sendTo(t, c, 1, "m"+itoa(sent))
+		time.Sleep(time.Millisecond)
+	}
+	for range 5 {
+		sendTo(t, c, 1, "m"+itoa(sent))
+		sent++
+	}
+	if n := len(f.servedOn(0)); n != sent {
+		t.Fatalf("node 0 stored %d sends, want %d", n, sent)
 	}
 }
 
