@@ -31,25 +31,37 @@ const caughtUpBudget = 2 * time.Second
 // partitionLookups are the three replication-layer reads of the map,
 // kept apart so that their sources can change without touching the rest:
 //
-//   - replicasOf: the replica ids of a partition, preferred leader first
-//     when the cluster places partitions. Today every partition lives on
-//     every voter, so it is the group's members as this node sees them, or
-//     the metadata group's voters where the group is not hosted here.
-//   - leaderOf: the leader of a group as this node knows it (known only for
-//     groups hosted here until a leader directory reports the others).
-//   - caughtUp: the members holding the group's committed log, known only
-//     on the group's leader (raft's progress): false elsewhere.
+//   - replicasOf: the replica ids holding a partition, preferred leader
+//     first: its placement (and the target of a move in progress after
+//     it); for a partition created before placement, the group's members
+//     as this node sees them, or the metadata group's voters where the
+//     group is not hosted here.
+//   - leaderOf: the leader of a group as this node knows it, from its own
+//     view or the leader directory.
+//   - caughtUp: the members holding the group's log as its leader
+//     announced them (the leader directory), or, on the leader, raft's
+//     progress; false when unknown.
 type partitionLookups struct {
 	replicasOf func(ref catalog.TopicRef, partition uint32, g replication.GroupID) []uint8
 	leaderOf   func(g replication.GroupID) (uint8, bool)
 	caughtUp   func(ctx context.Context, g replication.GroupID) ([]uint8, bool)
 }
 
-// lookups returns the broker's partition lookups (cluster mode only).
+// lookups returns the broker's partition lookups (cluster mode only),
+// with one snapshot of the leader directory.
 func (b *Broker) lookups() partitionLookups {
 	h := b.cl.node.host
+	dir := h.Directory()
 	return partitionLookups{
-		replicasOf: func(_ catalog.TopicRef, _ uint32, g replication.GroupID) []uint8 {
+		replicasOf: func(ref catalog.TopicRef, p uint32, g replication.GroupID) []uint8 {
+			if r, target := b.meta.Placement(ref, p); len(r) > 0 {
+				for _, n := range target {
+					if !slices.Contains(r, n) {
+						r = append(r, n)
+					}
+				}
+				return r
+			}
 			if v, ok := h.Status(g); ok {
 				return replicaIDs(append(slices.Clone(v.Voters), v.Learners...))
 			}
@@ -57,10 +69,16 @@ func (b *Broker) lookups() partitionLookups {
 			return replicaIDs(v.Voters)
 		},
 		leaderOf: func(g replication.GroupID) (uint8, bool) {
-			id, ok := h.Leader(g)
+			if l, ok := dir[g]; ok {
+				return uint8(l.Leader), true
+			}
+			id, ok := h.LeaderOf(g)
 			return uint8(id), ok
 		},
 		caughtUp: func(ctx context.Context, g replication.GroupID) ([]uint8, bool) {
+			if l, ok := dir[g]; ok && l.CaughtUp != nil {
+				return replicaIDs(l.CaughtUp), true
+			}
 			if v, ok := h.Status(g); !ok || v.Role != replication.RoleLeader {
 				return nil, false
 			}
