@@ -66,6 +66,16 @@ type call struct {
 	// reader reads the body (PollMessagesBuffer); set before submission
 	// and only read afterwards.
 	replyBuf []byte
+
+	// route names the partition of a partition request (route.go); set
+	// before the first submission, read by every submission.
+	route routeKey
+	// onNode says the last submission went to a node connection of
+	// partition routing; avoidNode makes the next one take the main
+	// connection (after a 58 from a node, so that a stale map cannot send
+	// the retries of a request to the same non-leader again and again).
+	// Both are the submitter's, like the call.
+	onNode, avoidNode bool
 }
 
 // newCall starts a request for code with room for a body of bodyCap

@@ -54,6 +54,9 @@ type Client struct {
 
 	// frames keeps SendBatch frame buffers for reuse.
 	frames framePool
+
+	// router sends partition requests to their leaders (route.go).
+	router router
 }
 
 // Dial connects to addr ("host:port") and, when credentials are given
@@ -94,6 +97,7 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 		return nil, errNoAddress
 	}
 	c := &Client{opts: o, seeds: seeds, addr: seeds[0], id: o.clientID, metaSem: make(chan struct{}, 1), quit: make(chan struct{})}
+	c.router.c = c
 	if c.id.IsZero() {
 		c.id = newClientID()
 	}
@@ -180,6 +184,7 @@ func (c *Client) Close() error {
 		cn.shutdown(ErrClosed)
 		<-cn.dead
 	}
+	c.router.reset()
 	c.wg.Wait()
 	return nil
 }
@@ -263,9 +268,19 @@ func (c *Client) open(ctx context.Context, addr string, cr *credentials) (*conn,
 	return cn, nil
 }
 
-// submit hands c to the live connection, or parks it until a reconnect
-// publishes one.
+// submit hands c to the connection of its partition's leader (route.go),
+// else to the live connection, or parks it until a reconnect publishes
+// one.
 func (c *Client) submit(cl *call) error {
+	if !cl.avoidNode {
+		if cn := c.router.pick(&cl.route); cn != nil {
+			cl.onNode = true
+			if cn.enqueue(cl) {
+				return nil
+			}
+		}
+	}
+	cl.onNode, cl.avoidNode = false, false
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -486,6 +501,9 @@ func (c *Client) roundTrip(ctx context.Context, cl *call) ([]byte, error) {
 		if !ok {
 			return payload, err
 		}
+		if errors.Is(err, wire.ErrTransientNotAccepted) {
+			c.router.notLeader(cl)
+		}
 		if recheck {
 			c.recheckLeader(ctx)
 		}
@@ -527,6 +545,7 @@ func (c *Client) invoke(ctx context.Context, code wire.Command, req appender) ([
 	cl := newCall(code, 64)
 	if req != nil {
 		cl.frame = req.AppendTo(cl.frame)
+		cl.route = routeOf(req)
 	}
 	cl.seal(c.id)
 	if cl.info.Plane == wire.PlaneMetadata || cl.info.Operation == wire.OpLogout {

@@ -29,6 +29,15 @@ type ClusterPolicy struct {
 	// LeaderlessPoll is the pause between those polls; 0 means
 	// DefaultLeaderlessPoll.
 	LeaderlessPoll time.Duration
+	// PartitionMapMaxAge is the age after which the partition map of
+	// partition routing (WithPartitionRouting) is read again while
+	// partition requests use it; 0 means DefaultPartitionMapMaxAge.
+	PartitionMapMaxAge time.Duration
+	// PartitionMapMinInterval is the least time between two reads of the
+	// partition map, also when not-leader answers ask for one; a node
+	// whose connection failed is left alone for four times as long. 0
+	// means DefaultPartitionMapMinInterval.
+	PartitionMapMinInterval time.Duration
 }
 
 // Leader-following defaults, those of the official Go SDK
@@ -53,6 +62,12 @@ func (p *ClusterPolicy) normalize() {
 	}
 	if p.LeaderlessPoll <= 0 {
 		p.LeaderlessPoll = DefaultLeaderlessPoll
+	}
+	if p.PartitionMapMaxAge <= 0 {
+		p.PartitionMapMaxAge = DefaultPartitionMapMaxAge
+	}
+	if p.PartitionMapMinInterval <= 0 {
+		p.PartitionMapMinInterval = DefaultPartitionMapMinInterval
 	}
 }
 

@@ -36,6 +36,7 @@ type conn struct {
 	cl      *Client
 	nc      net.Conn
 	addr    string        // the address dialed
+	node    bool          // a partition-routing connection to a node (route.go), not the main one
 	session atomic.Uint64 // epoch of the login on this connection, 0 before
 	// login is the reply of the last login on this connection.
 	login atomic.Pointer[wire.LoginRegisterReply]
@@ -306,12 +307,25 @@ func (cn *conn) replyBody(n int) []byte {
 // that were sent but not answered get the eviction or protocol error that
 // closed the connection; after a transport failure they, like the
 // requests never written, go back to the Client to be resent on the next
-// connection with their numbers.
+// connection with their numbers. A node connection (partition routing)
+// hands every unfinished call to the router instead.
 func (cn *conn) handoff() {
 	cn.mu.Lock()
 	sent, queue, cause := cn.sent, cn.queue, cn.cause
 	cn.sent, cn.queue, cn.sentAt = nil, nil, nil
 	cn.mu.Unlock()
+	if cn.node {
+		// A node connection's calls go back to the router, which submits
+		// them again elsewhere, whatever ended the connection.
+		var calls []*call
+		for _, c := range append(sent, queue...) {
+			if !c.internal && !c.abandoned.Load() {
+				calls = append(calls, c)
+			}
+		}
+		cn.cl.router.adopt(cn, calls, cause)
+		return
+	}
 	_, evicted := errors.AsType[*wire.EvictionError](cause)
 	_, protocol := errors.AsType[*ProtocolError](cause)
 	var retry []*call

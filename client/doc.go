@@ -107,6 +107,47 @@
 // reconnect cycles that give up end the guarantee for those requests:
 // their outcome stays unknown.
 //
+// # Partition routing (Iggo clusters)
+//
+// Against an Iggo cluster (the metadata read after login lists more than
+// one node) the client also reads the partition map (CLUSTER_PARTITIONS,
+// see ClusterPartitions) and sends each partition request to that
+// partition's leader: SendMessages and SendBatch naming a partition, or a
+// key (the client applies the server's XXH32(key) % partitions rule to the
+// map), PollMessages and PollMessagesBuffer naming a partition, and the
+// consumer-offset commands naming a partition. Producer (which always
+// names the partition it chose) and Consumer (single or group member) use
+// it without options. Everything else stays on the main connection to the
+// metadata leader: metadata operations, logins, consumer-group
+// membership (join, sync, leave), balanced sends (the server picks their
+// partition), and every partition request while the map does not place
+// it.
+//
+// Each node gets one connection, dialed in the background on first use
+// with the same credentials, TLS and transport, and bound to the main
+// connection's session with ATTACH_SESSION instead of a login: the node
+// sees the same client id and session epoch, so the partitions' duplicate
+// windows and consumer-group membership see one client, requests keep the
+// one counter of request numbers, and no new epoch fences the main
+// connection. Requests wait for nothing: until the map is read and a
+// node's connection is up, they take the main connection.
+//
+// The map is read on the first partition request, again when it is older
+// than ClusterPolicy.PartitionMapMaxAge (30 s) and in use, and after a
+// partition request was answered 58 (not the leader): that partition's
+// leader is forgotten, the request is retried with the identical frame
+// (on the main connection until the new map places it, and always on the
+// main connection right after a node's 58, so a map that keeps naming a
+// node that does not lead costs a request at most one 58 there), and the
+// map is read again, at most every PartitionMapMinInterval (250 ms). A node
+// connection that breaks hands its requests back with their request
+// numbers and bodies; they go to the main connection, and the node is left
+// alone for four times PartitionMapMinInterval. A server that serves no
+// map or attachment (a single node, the reference server, an older Iggo)
+// turns routing off until the next login, silently. With
+// ClusterPolicy.DisableRedirect the client stays on the node it dialed for
+// everything; WithPartitionRouting(false) turns routing off alone.
+//
 // A context ending before the reply abandons the request: if it was not
 // written yet it never will be; if it was, its outcome is unknown and its
 // reply is discarded.

@@ -73,9 +73,11 @@ func nodeAddr(n *wire.ClusterNode, scheme string) string {
 	return net.JoinHostPort(n.IP, strconv.Itoa(int(port)))
 }
 
-// learnRoster records the healthy nodes of md as reconnect candidates. A
-// single-node reply is no cluster and leaves nothing to learn.
+// learnRoster records the healthy nodes of md as reconnect candidates and
+// tells the router whether it talks to a cluster. A single-node reply is
+// no cluster and leaves nothing to learn.
 func (c *Client) learnRoster(md *wire.ClusterMetadata) {
+	c.router.setClustered(len(md.Nodes) > 1)
 	if len(md.Nodes) <= 1 {
 		return
 	}

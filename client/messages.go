@@ -47,6 +47,7 @@ func openSend(buf []byte, stream, topic wire.Identifier, p wire.Partitioning, ba
 	}
 	cl := newCallBuf(wire.CmdSendMessages, buf)
 	cl.frame = sm.AppendTo(cl.frame) // metadata only: Batch is empty
+	cl.route = sendRoute(stream, topic, p)
 	return &sendFrame{cl: cl, countAt: len(cl.frame) - 4}, nil
 }
 

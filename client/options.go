@@ -111,6 +111,7 @@ type options struct {
 	lockstep        bool
 	seeds           []string      // WithServerAddresses, after Dial's own
 	cluster         ClusterPolicy // cluster.go
+	noRouting       bool          // WithPartitionRouting(false), route.go
 }
 
 func defaultOptions() options {

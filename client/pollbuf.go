@@ -32,6 +32,7 @@ func (c *Client) PollMessagesBuffer(ctx context.Context, req wire.PollMessages, 
 	}
 	cl := newCall(wire.CmdPollMessages, 64)
 	cl.frame = req.AppendTo(cl.frame)
+	cl.route = routeOf(&req)
 	cl.seal(c.id)
 	cl.replyBuf = pb.buf
 	payload, err := c.roundTrip(ctx, cl)

@@ -259,6 +259,9 @@ func (p *Producer) settle(b *batch) bool {
 			b.err = err
 			return true
 		}
+		if errors.Is(err, wire.ErrTransientNotAccepted) {
+			p.c.router.notLeader(cl)
+		}
 		if recheck {
 			p.recheckLeader()
 		}

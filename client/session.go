@@ -48,6 +48,7 @@ func (c *Client) register(ctx context.Context, cn *conn, cr *credentials) (*wire
 		}
 		cn.session.Store(r.Session)
 		cn.login.Store(&r)
+		c.router.loggedIn()
 		return &r, nil
 	}
 }
@@ -87,6 +88,7 @@ func (c *Client) login(ctx context.Context, code wire.Command, cr *credentials) 
 	c.mu.Lock()
 	c.creds = cr
 	c.mu.Unlock()
+	c.router.reset() // node connections attach again with these credentials
 	if leader, ok := c.leaderElsewhere(ctx, cn); ok && c.moveTo(cn, leader) {
 		// The reconnect cycle logs in on the leader (and settles there).
 		select {
@@ -119,5 +121,6 @@ func (c *Client) Logout(ctx context.Context) error {
 		c.cn.session.Store(0)
 	}
 	c.mu.Unlock()
+	c.router.reset()
 	return nil
 }

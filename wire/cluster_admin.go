@@ -1,10 +1,12 @@
 package wire
 
-// Iggo's cluster administration commands. They are not part of the
-// reference protocol: their codes lie above the reference's range (which
-// ends at 606) and below the dispatcher's limit of 1023; they are sent as
-// NonReplicated requests like reads, and only an Iggo server in cluster
-// mode serves them (a single node answers FeatureUnavailable, other
+// Iggo's extension commands: cluster administration (1001, 1002, 1004),
+// the partition map (1003, cluster_partitions.go) and session attachment
+// (1005). They are not part of the reference protocol: their codes lie
+// above the reference's range (which ends at 606) and below the
+// dispatcher's limit of 1023; they are sent as NonReplicated requests like
+// reads, and only an Iggo server serves them (the cluster commands in
+// cluster mode only: a single node answers FeatureUnavailable; other
 // servers treat them as unknown codes). LookupCommand knows them;
 // Commands lists the reference's codes only.
 const (
@@ -15,18 +17,15 @@ const (
 	// CmdClusterRemoveNode removes a node (ClusterRemoveNode body, empty
 	// reply) from every raft group through joint consensus.
 	CmdClusterRemoveNode Command = 1002
-	// CmdClusterRebalance plans replica moves that balance the replicas
-	// over the nodes (empty body, ClusterRebalanceReply reply): it
-	// answers once the first moves are committed; the others follow as
-	// those finish.
-	CmdClusterRebalance Command = 1004
 )
 
 // extensionTable lists Iggo's extension commands in code order.
 var extensionTable = [...]CommandInfo{
 	read(CmdClusterAddNode, "CLUSTER_ADD_NODE"),
 	read(CmdClusterRemoveNode, "CLUSTER_REMOVE_NODE"),
+	read(CmdClusterPartitions, "CLUSTER_PARTITIONS"),
 	read(CmdClusterRebalance, "CLUSTER_REBALANCE"),
+	read(CmdAttachSession, "ATTACH_SESSION"),
 }
 
 // lookupExtension finds an extension command.

@@ -243,7 +243,7 @@ test('console end to end', async (t) => {
     await server.api('POST', '/personal-access-tokens', { name: 'ci-token', expiry: 0 }, token);
     for (const [hash, name, wait] of [
       ['/overview', '02-overview', 'chart-messages'],
-      ['/cluster', '08-cluster', 'page-title'],
+      ['/cluster', '08-cluster', 'partitions-single-node'],
       [`/streams/${streamId}`, '04-stream', 'topics-table'],
       [`/streams/${streamId}/topics/${topicId}`, '06-topic', 'partitions-table'],
       ['/clients', '09-clients', 'page-title'],

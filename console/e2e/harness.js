@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
 import { chromium } from 'playwright-core';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -126,6 +127,64 @@ export class Server {
     return p;
   }
 }
+
+/** Resolves whether 127.0.0.1:port is free to listen on. */
+function portFree(port) {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A local three-node cluster (`iggo cluster start --http`) in a fresh
+ * directory, on a base port whose nine ports (TCP base+i, replica
+ * base+100+i, HTTP base+200+i) are free. base is node 0's HTTP API.
+ */
+export class Cluster {
+  static async start() {
+    const c = new Cluster();
+    c.dir = await mkdtemp(join(tmpdir(), 'iggo-console-cluster-'));
+    for (let attempt = 0; ; attempt++) {
+      const port = 20000 + Math.floor(Math.random() * 20000);
+      const ports = [0, 1, 2, 100, 101, 102, 200, 201, 202].map((d) => port + d);
+      if ((await Promise.all(ports.map(portFree))).every(Boolean)) {
+        c.port = port;
+        break;
+      }
+      if (attempt === 20) throw new Error('no free base port for a local cluster');
+    }
+    c.log = '';
+    c.proc = spawn(IGGO, ['cluster', 'start', '--dir', join(c.dir, 'cluster'), '--http', '--base-port', String(c.port)],
+      { env: { ...process.env, HOME: c.dir, IGGY_HTTP_WEB_UI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const onData = (d) => { c.log += d.toString(); };
+    c.proc.stdout.on('data', onData);
+    c.proc.stderr.on('data', onData);
+    c.exited = new Promise((r) => c.proc.on('exit', r));
+    const deadline = Date.now() + 90_000;
+    while (!/^connect:/m.test(c.log)) {
+      if (c.proc.exitCode !== null) throw new Error('iggo cluster start exited:\n' + c.log);
+      if (Date.now() > deadline) throw new Error('the local cluster did not start in 90 s:\n' + c.log);
+      await sleep(100);
+    }
+    c.base = `http://127.0.0.1:${c.port + 200}`;
+    return c;
+  }
+
+  /** Stops the cluster (SIGINT, as Ctrl-C; SIGKILL after 15 s) and deletes its directory. */
+  async cleanup() {
+    if (this.proc && this.proc.exitCode === null) {
+      this.proc.kill('SIGINT');
+      const t = setTimeout(() => this.proc.kill('SIGKILL'), 15_000);
+      await this.exited;
+      clearTimeout(t);
+    }
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+Cluster.prototype.api = Server.prototype.api;
+Cluster.prototype.login = Server.prototype.login;
 
 /** Finds Debian's Chromium (CHROMIUM overrides). */
 export function chromiumPath() {

@@ -69,3 +69,21 @@ test('JWT payload decoding (base64url, no padding)', () => {
   assert.deepEqual(decodeJWT(`x.${part}.y`), { sub: '12', exp: 99 });
   assert.equal(decodeJWT('garbage'), null);
 });
+
+test('partition rows name the leader and flag under-replicated partitions', async () => {
+  const { partitionRows } = await import('../../internal/console/ui/js/pages/cluster.js');
+  const rows = partitionRows({
+    nodes: [{ replica_id: 0, name: 'node-a' }, { replica_id: 2, name: 'node-c' }],
+    partitions: [
+      { stream: 's', stream_id: 1, topic: 't', topic_id: 2, partition: 0, replicas: [0, 1, 2], leader: 2, caught_up: [0, 2] },
+      { stream: 's', stream_id: 1, topic: 't', topic_id: 2, partition: 1, replicas: [0, 1, 2], leader: null, caught_up: null },
+      { stream: 's', stream_id: 1, topic: 't', topic_id: 2, partition: 2, replicas: [1], leader: 1, caught_up: [1] },
+    ],
+  });
+  assert.deepEqual(rows.map((r) => [r.partition, r.replicas, r.leader, r.caught_up, r.under]), [
+    [0, '0, 1, 2', '2 · node-c', '0, 2', true],
+    [1, '0, 1, 2', null, null, null],
+    [2, '1', '1', '1', false],
+  ]);
+  assert.deepEqual(partitionRows({}), []);
+});

@@ -270,6 +270,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	b.parts.Register(b.disp)
 	if b.cl != nil {
 		b.registerClusterAdmin()
+		b.registerClusterPartitions()
 	}
 	if b.opts.topics != nil {
 		b.parts.SetTopics(b.opts.topics(b.parts))

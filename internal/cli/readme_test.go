@@ -293,8 +293,9 @@ var readmeClusterPorts = []int{18090, 18091, 18092, 18190, 18191, 18192}
 
 // TestReadmeReplication runs the README's "### Replication" lines as
 // written, in a scratch directory: the cluster start line in the
-// background until its connect: line, the stream create and cluster
-// status lines (status must exit 0 naming a leader), then it kills
+// background until its connect: line, the stream create, cluster
+// partitions and cluster status lines (status must exit 0 naming a
+// leader), then it kills
 // node 2's process, runs the restart-node line in the background and
 // waits until cluster status reports all three nodes up with a leader.
 // It uses the README's ports (18090.. by default) and fails when one is
@@ -357,8 +358,8 @@ func TestReadmeReplication(t *testing.T) {
 		}
 		steps++
 	}
-	if steps != 5 {
-		t.Fatalf("README ### Replication: ran %d lines, want 5 (build, start, stream create, status, restart-node)", steps)
+	if steps != 6 {
+		t.Fatalf("README ### Replication: ran %d lines, want 6 (build, start, stream create, cluster partitions, status, restart-node)", steps)
 	}
 }
 

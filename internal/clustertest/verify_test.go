@@ -64,10 +64,20 @@ func (w *Workload) Verify(t testing.TB, catchUp time.Duration) Report {
 	call := w.History.Now()
 	deadline := time.Now().Add(catchUp)
 	var err error
+	// The leader's logs are final once two reads a second apart agree: a
+	// write whose client gave up (outcome unknown) may still be applied
+	// after the load stopped, when a forwarded request held up by a fault
+	// reaches the partition's leader late.
+	var prev [][]uint64
 	for {
 		logs, err = w.readAll(leader)
-		if err == nil || time.Now().After(deadline) {
+		if err == nil && prev != nil && equalLogs(prev, logs) || time.Now().After(deadline) {
 			break
+		}
+		if err == nil {
+			prev = logs
+			time.Sleep(time.Second)
+			continue
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

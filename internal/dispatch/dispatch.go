@@ -216,6 +216,11 @@ func (d *Dispatcher) serveRead(x *Exchange) {
 		x.Evict(wire.EvictMalformedLogin)
 		return
 	}
+	if code == wire.CmdAttachSession {
+		x.Info = info
+		d.serveAttach(x) // attach.go: it binds an unbound connection
+		return
+	}
 	if code != wire.CmdPing && x.Conn.Session() == 0 {
 		x.Deny(wire.ErrUnauthenticated.Code)
 		return

@@ -17,6 +17,8 @@
 //   - NonReplicated: legacy login codes 38/44 -> Eviction(15); unbound and
 //     not PING -> status-deny Unauthenticated (40); unknown code -> 3; a
 //     replicated code sent as NonReplicated -> FeatureUnavailable (5).
+//   - ATTACH_SESSION (an Iggo extension, also on an unbound connection)
+//     -> Manager.Attach (the login evictions, 7, status 58, or success);
 //   - Register -> login (evictions 9, 10, 11, 14, 15 or success);
 //     Logout -> logout (plain empty success, also when unbound).
 //   - metadata or partition operation on an unbound connection ->

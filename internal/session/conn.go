@@ -38,6 +38,10 @@ type Binding struct {
 	ProtocolVersion uint32
 	SDKName         string
 	SDKVersion      string
+	// Attached marks a connection bound by ATTACH_SESSION to a session
+	// another connection registered (Manager.Attach): ending it commits no
+	// Logout, so the session and its consumer-group memberships live on.
+	Attached bool
 }
 
 // Conn is the session-plane state of one transport connection

@@ -87,7 +87,8 @@ func (m *Manager) Open(t Transport, addr string, sink Sink) *Conn {
 
 // Close unregisters c. When it was bound, a Logout is committed on the
 // client's behalf (synthetic request id, semantics.md §1.9) unless
-// keepSession is set (server shutdown keeps sessions for a restart).
+// keepSession is set (server shutdown keeps sessions for a restart) or the
+// connection was attached to another connection's session (Attach).
 func (m *Manager) Close(c *Conn, keepSession bool) {
 	m.mu.Lock()
 	delete(m.conns, c.ID)
@@ -95,7 +96,7 @@ func (m *Manager) Close(c *Conn, keepSession bool) {
 	if c.cancel != nil {
 		c.cancel()
 	}
-	if b, ok := c.unbind(); ok && !keepSession {
+	if b, ok := c.unbind(); ok && !keepSession && !b.Attached {
 		m.commitLogout(b, SyntheticLogoutRequest)
 	}
 }
@@ -149,43 +150,9 @@ type LoginResult struct {
 // (eviction 14), password shape, then PAT shape; neither: 9 when a
 // password shape was rejected, else 15.
 func (m *Manager) Login(c *Conn, client wire.Uint128, body []byte) LoginResult {
-	v, rest, err := wire.DecodeClientVersionInfo(body)
-	if err != nil {
-		return LoginResult{Evict: wire.EvictMalformedLogin}
-	}
-	if !wire.VersionAccepted(v.ProtocolVersion, wire.ProtocolVersionMin, wire.ProtocolVersion) {
-		return LoginResult{Evict: wire.EvictIncompatibleProtocol}
-	}
-	var (
-		user     auth.User
-		ok       bool
-		rejected bool
-	)
-	var pw wire.LoginRegister
-	if pw.DecodeCredentials(rest) == nil {
-		u, err := m.auth.Password(pw.Username, pw.Password)
-		if err == nil {
-			user, ok = u, true
-		} else {
-			rejected = true
-		}
-	}
-	if !ok {
-		var pat wire.LoginRegisterWithPAT
-		if pat.DecodeCredentials(rest) != nil {
-			if rejected {
-				return LoginResult{Evict: wire.EvictInvalidCredentials}
-			}
-			return LoginResult{Evict: wire.EvictMalformedLogin}
-		}
-		u, err := m.auth.Token(pat.Token)
-		switch {
-		case errors.Is(err, auth.ErrUserInactive):
-			return LoginResult{Evict: wire.EvictUserInactive}
-		case err != nil:
-			return LoginResult{Evict: wire.EvictInvalidToken}
-		}
-		user = u
+	user, v, evict := m.authenticate(body)
+	if evict != 0 {
+		return LoginResult{Evict: evict}
 	}
 	reply := wire.LoginRegisterReply{ServerProtocolVersion: wire.ProtocolVersion, ServerVersion: m.opts.ServerVersion}
 	if b, bound := c.Binding(); bound {
@@ -209,13 +176,53 @@ func (m *Manager) Login(c *Conn, client wire.Uint128, body []byte) LoginResult {
 	return LoginResult{Reply: reply, CommitOp: e.Op}
 }
 
+// authenticate checks a login body (semantics.md §1.4): version prefix
+// (else eviction 15), protocol gate (eviction 14), password shape, then
+// PAT shape; neither: 9 when a password shape was rejected, else 15. A
+// non-zero reason refuses the login.
+func (m *Manager) authenticate(body []byte) (auth.User, wire.ClientVersionInfo, wire.EvictionReason) {
+	v, rest, err := wire.DecodeClientVersionInfo(body)
+	if err != nil {
+		return auth.User{}, v, wire.EvictMalformedLogin
+	}
+	if !wire.VersionAccepted(v.ProtocolVersion, wire.ProtocolVersionMin, wire.ProtocolVersion) {
+		return auth.User{}, v, wire.EvictIncompatibleProtocol
+	}
+	var pw wire.LoginRegister
+	rejected := false
+	if pw.DecodeCredentials(rest) == nil {
+		u, err := m.auth.Password(pw.Username, pw.Password)
+		if err == nil {
+			return u, v, 0
+		}
+		rejected = true
+	}
+	var pat wire.LoginRegisterWithPAT
+	if pat.DecodeCredentials(rest) != nil {
+		if rejected {
+			return auth.User{}, v, wire.EvictInvalidCredentials
+		}
+		return auth.User{}, v, wire.EvictMalformedLogin
+	}
+	u, err := m.auth.Token(pat.Token)
+	switch {
+	case errors.Is(err, auth.ErrUserInactive):
+		return auth.User{}, v, wire.EvictUserInactive
+	case err != nil:
+		return auth.User{}, v, wire.EvictInvalidToken
+	}
+	return u, v, 0
+}
+
 // Logout handles LOGOUT_USER (39, operation 3): an unbound connection gets
 // plain success; a bound one commits a Logout and returns to Connected
-// (semantics.md §1.8). A commit failure returns a transient status code.
+// (semantics.md §1.8). An attached connection (Attach) only returns to
+// Connected: the session is its owner's. A commit failure returns a
+// transient status code.
 func (m *Manager) Logout(c *Conn, request uint64) uint32 {
 	b, ok := c.unbind()
-	if !ok {
-		return 0
+	if !ok || b.Attached {
+		return 0 // an attached connection leaves the session to its owner
 	}
 	if err := m.commitLogout(b, request); err != nil {
 		c.setBinding(b)
@@ -228,11 +235,12 @@ func (m *Manager) Logout(c *Conn, request uint64) uint32 {
 }
 
 // Evicted ends c's session after an eviction was sent on it: the binding
-// is dropped and a Logout of that session is committed. The Logout is
-// fenced by epoch, so evicting a zombie does not end the client's newer
-// session.
+// is dropped and a Logout of that session is committed (not for an
+// attached connection, whose session is another connection's). The
+// Logout is fenced by epoch, so evicting a zombie does not end the
+// client's newer session.
 func (m *Manager) Evicted(c *Conn) {
-	if b, ok := c.unbind(); ok {
+	if b, ok := c.unbind(); ok && !b.Attached {
 		m.commitLogout(b, SyntheticLogoutRequest)
 	}
 }
