@@ -81,9 +81,9 @@ The removal is refused (InvalidReplicationFactor) while the node is reachable
 and the other nodes cannot hold some partition's replication factor (each holds
 a replica of it already): add a node first. A node that is down is removed
 anyway; the partitions no other node can take then run one replica short until
-a node is added (a rebalance then places the missing replicas). A node holding
-the only replica of a partition is never removed. Needs the manage_servers
-permission.`,
+a node is added (a rebalance then places the missing replicas); a down node is
+not removed while a partition of 1 or 2 replicas has one on it (without it, the
+partition has no quorum to change). Needs the manage_servers permission.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if replicaID < 0 || replicaID > 255 {

@@ -26,14 +26,14 @@ type Removal struct {
 }
 
 // CheckRemoval tells whether node can leave the cluster, on the metadata
-// leader. It fails with an error wrapping ErrLastReplica when node holds
-// the only replica of a partition; ErrNoRoom when the other nodes cannot
-// hold the replication factor of a partition node holds and node is
-// reachable (it would leave the partition one replica short: add a node
-// first, or stop it); ErrNoQuorum when node is unreachable and a
-// partition no other node can take would be left with fewer than a
-// quorum of its replicas. The other nodes counted are those of the
-// cluster that are not dead (unreachable for longer than
+// leader. A reachable node's replicas are moved away first (Drain), so
+// the last holder of a partition never leaves; it fails with an error
+// wrapping ErrNoRoom when the other nodes cannot hold the replication
+// factor of a partition node holds (add a node first, or stop it). An
+// unreachable node's replicas move only where its partition's other
+// replicas are a quorum: otherwise it fails with ErrLastReplica (node
+// holds the only replica) or ErrNoQuorum. The other nodes counted are
+// those of the cluster that are not dead (unreachable for longer than
 // ReplaceDeadAfter) nor being drained.
 func (p *Planner) CheckRemoval(ctx context.Context, node uint8) (Removal, error) {
 	if !p.cfg.Cluster.Leader() {
@@ -62,23 +62,26 @@ func (p *Planner) CheckRemoval(ctx context.Context, node uint8) (Removal, error)
 		if !holds(pp, node) {
 			continue
 		}
-		hs := holders(pp)
-		if len(hs) == 1 {
-			return rm, fmt.Errorf("%w: partition %d of topic %d in stream %d has its only replica on node %d", ErrLastReplica, pp.Partition, pp.Ref.TopicID, pp.Ref.StreamID, node)
-		}
-		if (len(pp.Target) > 0 && !slices.Contains(pp.Target, node)) || movable(v, pp, node) {
-			// A move in progress takes the replica away already, or
-			// another node can take it.
-			rm.Movable++
+		if len(pp.Target) > 0 && !slices.Contains(pp.Target, node) {
+			rm.Movable++ // a move in progress takes the replica away already
 			continue
 		}
 		rf := len(pp.Replicas)
+		if !alive && rf-1 < quorum(rf) {
+			// Without the node the group has no quorum: no leader can
+			// move the replica or take the node out.
+			if len(holders(pp)) == 1 {
+				return rm, fmt.Errorf("%w: partition %d of topic %d in stream %d has its only replica on node %d, which is unreachable", ErrLastReplica, pp.Partition, pp.Ref.TopicID, pp.Ref.StreamID, node)
+			}
+			return rm, fmt.Errorf("%w: partition %d of topic %d in stream %d has %d replicas, so without the one on unreachable node %d it has no quorum: bring the node back first", ErrNoQuorum, pp.Partition, pp.Ref.TopicID, pp.Ref.StreamID, rf, node)
+		}
+		if movable(v, pp, node) {
+			rm.Movable++
+			continue
+		}
 		if alive {
 			return rm, fmt.Errorf("%w: partition %d of topic %d in stream %d has %d replicas and the other %d nodes hold one each already: add a node first, or stop node %d to remove it anyway (the partitions it leaves then run one replica short until a node takes them)",
 				ErrNoRoom, pp.Partition, pp.Ref.TopicID, pp.Ref.StreamID, rf, others, node)
-		}
-		if rf-1 < quorum(rf) {
-			return rm, fmt.Errorf("%w: partition %d of topic %d in stream %d has %d replicas and no other node can take the one on node %d", ErrNoQuorum, pp.Partition, pp.Ref.TopicID, pp.Ref.StreamID, rf, node)
 		}
 		rm.Stuck = append(rm.Stuck, pp)
 	}

@@ -221,8 +221,16 @@ func TestCheckRemoval(t *testing.T) {
 			t.Fatalf("err %v, want ErrLastReplica", err)
 		}
 	})
+	t.Run("a reachable single replica moves", func(t *testing.T) {
+		w := newWorld(t, 3)
+		w.addPartition(0, 1)
+		p := NewPlanner(PlannerConfig{Logger: testLog(), Store: w, Cluster: fcluster{w: w}})
+		if rm, err := p.CheckRemoval(ctx, 1); err != nil || rm.Movable != 1 {
+			t.Fatalf("removal %+v, %v; want 1 movable", rm, err)
+		}
+	})
 	t.Run("no quorum left", func(t *testing.T) {
-		w := newWorld(t, 2)
+		w := newWorld(t, 3)
 		w.addPartition(0, 0, 1)
 		w.setAlive(1, false, time.Second)
 		p := NewPlanner(PlannerConfig{Logger: testLog(), Store: w, Cluster: fcluster{w: w}})
