@@ -251,6 +251,20 @@ func (v *view) deadHolders() []NodeInfo {
 	return out
 }
 
+// leadable reports whether a quorum of pp's replicas is on live nodes:
+// only then can its group have a leader to carry a move out (a move of
+// a partition of 1 or 2 replicas off a dead node would wait forever,
+// holding a place in the MaxMoves budget).
+func (v *view) leadable(pp metadata.PartitionPlacement) bool {
+	live := 0
+	for _, r := range pp.Replicas {
+		if v.allowed[r] && !v.down[r] {
+			live++
+		}
+	}
+	return live >= quorum(len(pp.Replicas))
+}
+
 // orphaned reports whether a partition lists a node that is no longer
 // in the cluster (removed while unreachable, with replicas no other node
 // could take then).
@@ -338,7 +352,7 @@ func (p *Planner) round(ctx context.Context, v *view) (Result, error) {
 	var order []int
 	skip := map[int]bool{}
 	for _, m := range moves {
-		if m.Index < 0 || m.Index >= len(v.pls) || len(v.pls[m.Index].Target) > 0 || v.down[m.To] {
+		if m.Index < 0 || m.Index >= len(v.pls) || len(v.pls[m.Index].Target) > 0 || v.down[m.To] || !v.leadable(v.pls[m.Index]) {
 			skip[m.Index] = true
 			continue
 		}

@@ -307,3 +307,25 @@ func TestCount(t *testing.T) {
 		t.Fatalf("counts %+v", c)
 	}
 }
+
+// A partition whose other replicas are no quorum gets no move off a dead
+// node: nothing could carry it out, and it would hold a place in the
+// budget for ever.
+func TestNoMoveWithoutAQuorum(t *testing.T) {
+	w := newWorld(t, 4)
+	w.addPartition(0, 0, 2) // 2 replicas, one on the dead node
+	w.addPartition(1, 2)    // 1 replica, on the dead node
+	w.addPartition(2, 0, 1, 2)
+	w.setAlive(2, false, time.Hour)
+	p := NewPlanner(PlannerConfig{Logger: testLog(), Store: w, Cluster: fcluster{w: w}, ReplaceDeadAfter: time.Minute, Interval: time.Hour})
+	if _, err := p.Rebalance(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pls := w.Placements()
+	if len(pls[0].Target) != 0 || len(pls[1].Target) != 0 {
+		t.Fatalf("moves planned without a quorum: %v, %v", pls[0].Target, pls[1].Target)
+	}
+	if !slices.Equal(pls[2].Target, []uint8{0, 1, 3}) {
+		t.Fatalf("partition 2: target %v, want [0 1 3]", pls[2].Target)
+	}
+}
