@@ -139,7 +139,7 @@ func (e *Executor) Run(ctx context.Context) {
 func (e *Executor) scan(ctx context.Context) {
 	h := e.cfg.Host
 	mv, ok := h.Status(replication.MetadataGroup)
-	if !ok {
+	if !ok || !settled(mv) {
 		return
 	}
 	members := memberSet(mv)
@@ -249,7 +249,7 @@ func (e *Executor) step(ctx context.Context, g replication.GroupID, pp metadata.
 	}
 	v, ok := h.Status(g)
 	mv, mok := h.Status(replication.MetadataGroup)
-	if !ok || !mok {
+	if !ok || !mok || !settled(mv) {
 		return nil
 	}
 	peers, err := h.Peers(sctx)
@@ -331,6 +331,13 @@ func (e *Executor) handOver(ctx context.Context, g replication.GroupID, pp metad
 	}
 	return nil
 }
+
+// settled reports whether this node's view of the metadata group can be
+// trusted for who is in the cluster: a leader is known and everything
+// known committed has applied (a restarting node replaying its log sees
+// the membership of an older index meanwhile, and must not take a
+// member it does not know yet out of a partition group).
+func settled(v replication.View) bool { return v.HasLeader && v.Applied >= v.Commit }
 
 // memberSet is the set of members of the metadata group's view.
 func memberSet(v replication.View) map[replication.NodeID]bool {

@@ -60,7 +60,9 @@ func TestExecutorWaitsForADownTarget(t *testing.T) {
 
 // A member that left the metadata group (a node removed while down)
 // leaves every partition group, as long as a quorum of the replica list
-// stays; a replica back in the cluster is added again.
+// stays, but not while this node's metadata view lags its commit (a
+// restart replaying an older membership); a replica back in the cluster
+// is added again.
 func TestExecutorMembersFollowTheCluster(t *testing.T) {
 	w := newWorld(t, 3)
 	w.addPartition(0, 0, 1, 2)
@@ -68,8 +70,18 @@ func TestExecutorMembersFollowTheCluster(t *testing.T) {
 	w.setAlive(2, false, time.Minute)
 	w.mu.Lock()
 	w.meta = []replication.NodeID{0, 1}
+	w.replaying = true // the membership seen is an older one
 	w.mu.Unlock()
 	w.runExecutors(t)
+	time.Sleep(50 * time.Millisecond)
+	w.mu.Lock()
+	for g, fg := range w.groups {
+		if !slices.Contains(fg.voters, 2) {
+			t.Errorf("group %d: node 2 removed while the metadata view was replaying", g)
+		}
+	}
+	w.replaying = false
+	w.mu.Unlock()
 	gone := func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()

@@ -36,6 +36,8 @@ type world struct {
 	// peakMoves is the most moves in progress seen.
 	peakMoves int
 	commits   int
+	// replaying makes the metadata view lag its commit index.
+	replaying bool
 	wakers    []func()
 	log       []string
 }
@@ -146,7 +148,11 @@ func (h *fhost) Status(g replication.GroupID) (replication.View, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if g == replication.MetadataGroup {
-		return replication.View{Voters: slices.Clone(w.meta)}, true
+		v := replication.View{Voters: slices.Clone(w.meta), HasLeader: true, Commit: 5, Applied: 5}
+		if w.replaying {
+			v.Applied = 3
+		}
+		return v, true
 	}
 	fg := w.groups[g]
 	if fg == nil || !w.alive[h.self] || (!slices.Contains(fg.voters, h.self) && !slices.Contains(fg.learners, h.self)) {
