@@ -82,6 +82,7 @@ func (b *Broker) clusterAddNode(x *dispatch.Exchange) {
 	node := config.ClusterNode{
 		Name: spec.Name, IP: spec.IP, ReplicaID: spec.ReplicaID,
 		Ports: config.ClusterPorts{TCP: spec.TCPPort, QUIC: spec.QUICPort, HTTP: spec.HTTPPort, WebSocket: spec.WebSocketPort, TCPReplica: spec.ReplicaPort},
+		Rack:  spec.Rack, MetadataOnly: spec.MetadataOnly,
 	}
 	roster := b.cl.roster.get()
 	if err := checkNewNode(roster, node); err != nil {
@@ -111,6 +112,18 @@ func checkNewNode(roster []config.ClusterNode, n config.ClusterNode) error {
 	}
 	if n.Ports.TCP == 0 || n.Ports.TCPReplica == 0 {
 		return errors.New("ports.tcp and ports.tcp_replica are required")
+	}
+	racked := 0
+	for _, o := range roster {
+		if o.Rack != "" {
+			racked++
+		}
+	}
+	switch {
+	case racked == len(roster) && len(roster) > 0 && n.Rack == "":
+		return errors.New("the cluster's nodes have racks: give the new node one (--rack)")
+	case racked == 0 && n.Rack != "":
+		return fmt.Errorf("rack %q given, but the cluster's nodes have none", n.Rack)
 	}
 	for _, o := range roster {
 		switch {

@@ -89,6 +89,9 @@ func (c clusterNodes) Nodes(ctx context.Context) ([]rebalance.NodeInfo, error) {
 			n.Alive, n.Silent = p.Alive, p.Silent
 		}
 		if i := slices.IndexFunc(roster, func(r config.ClusterNode) bool { return r.ReplicaID == uint8(id) }); i >= 0 {
+			if roster[i].MetadataOnly {
+				continue // holds no replicas: never a target, drained like a removed node
+			}
 			n.Rack = roster[i].Rack
 		}
 		out = append(out, n)

@@ -63,6 +63,8 @@ partitions shows where they are. Needs the manage_servers permission.`,
 	f.Uint16Var(&spec.QUICPort, "quic-port", 0, "client QUIC port (0: none)")
 	f.Uint16Var(&spec.HTTPPort, "http-port", 0, "HTTP port (0: none)")
 	f.Uint16Var(&spec.WebSocketPort, "websocket-port", 0, "WebSocket port (0: none)")
+	f.StringVar(&spec.Rack, "rack", "", "rack of the new node (required when the cluster's nodes have racks, refused when they have none)")
+	f.BoolVar(&spec.MetadataOnly, "metadata-only", false, "the new node holds no partition replicas (metadata_only)")
 	return a.clientCommand(cmd)
 }
 
