@@ -88,9 +88,20 @@ type group struct {
 	// since the group was added (0: none); CompactTo refuses to record
 	// the current ConfState at an index before it.
 	confIndex uint64
+	// lastIndex is raft's last log index as of the last Ready handled
+	// (its last entry, or its snapshot); admitted counts a leader's
+	// proposals on from it. That is exact because the loop handles Readys
+	// until none is left (drainReady) before it admits anything, so the
+	// entries raft appends on its own (a new leader's empty entry, the
+	// automatic leave of a joint configuration in Advance) are counted,
+	// and between Readys only admitted proposals extend a leader's log.
+	lastIndex uint64
 }
 
-// waiter is a caller waiting for its entry to apply.
+// waiter is a caller waiting for its entry to apply. index and term
+// identify the entry: raft's log position and term when the proposal was
+// admitted (group.admitted), checked when the entry is bound
+// (bindProposals) and again when its index applies (apply).
 type waiter struct {
 	index, term uint64
 	done        chan result
@@ -414,35 +425,61 @@ func (h *Host) fail(g *group, err error) {
 	}
 }
 
-// bindProposals gives the entries accepted since the last Ready their
-// index and term: each accepted proposal appended exactly one entry at
-// the end of the leader's log, so they are the tail of ents.
+// admitted records w, whose proposal raft has just appended (w nil: a
+// proposal nobody waits for), with the index and term its entry got: a
+// leader appends each admitted proposal as one entry at the end of its
+// log, at its current term. Runs on the loop, right after raft admitted
+// the proposal.
+func (g *group) admitted(w *waiter) {
+	if w != nil {
+		w.index = g.lastIndex + uint64(len(g.proposed)) + 1
+		w.term = g.rn.BasicStatus().GetTerm()
+	}
+	g.proposed = append(g.proposed, w)
+}
+
+// bindProposals hands the waiters of the proposals admitted since the last
+// Ready to their entries, which are the tail of this Ready's ents while
+// raft still leads, and advances lastIndex. It is the one place that
+// decides whether a waiter's entry made it into this node's log:
+//
+//   - A waiter is bound (it waits in pending until its index applies)
+//     only if the entry at its place in the tail has the index and term
+//     recorded on admission (admitted). An index and a term identify one
+//     entry (raft's log matching), so no other entry passes the check.
+//   - Otherwise raft dropped the entry before it was stored: it was
+//     admitted while raft still led, then raft stepped a higher term's
+//     message in the same loop pass, stepped down and replaced its
+//     unstored entries with the new leader's (or with a snapshot). The
+//     waiter is answered ErrOutcomeUnknown, not ErrProposalLost: the entry
+//     is in no log here, but raft still sends the appends it queued while
+//     it led, a follower that has not moved to the new term accepts them,
+//     and a later leader holding the entry may commit it. Only apply
+//     answers ErrProposalLost, once another entry committed at the index.
+//   - A waiter still pending at the index a new waiter is bound to (this
+//     node's log lost its entry, and this node, leading again, reused the
+//     index) is answered ErrOutcomeUnknown for the same reason: its entry
+//     is no longer here, but nothing is committed at its index yet.
 func (h *Host) bindProposals(g *group, ents []*raftpb.Entry) {
 	n := len(g.proposed)
-	if n == 0 {
-		return
-	}
-	if len(ents) < n {
-		for _, w := range g.proposed {
-			if w != nil {
-				w.finish(result{err: fmt.Errorf("%w: entry not found in the log", ErrOutcomeUnknown)})
-			}
-		}
-		g.proposed = g.proposed[:0]
-		return
-	}
-	tail := ents[len(ents)-n:]
 	for i, w := range g.proposed {
 		if w == nil {
 			continue // a forwarded proposal: its origin waits for the apply
 		}
-		w.index, w.term = tail[i].GetIndex(), tail[i].GetTerm()
+		at := len(ents) - n + i
+		if at < 0 || ents[at].GetIndex() != w.index || ents[at].GetTerm() != w.term {
+			w.finish(result{err: fmt.Errorf("%w: entry %d of term %d was replaced before it was stored (leadership changed)", ErrOutcomeUnknown, w.index, w.term)})
+			continue
+		}
 		if old := g.pending[w.index]; old != nil {
-			old.finish(result{err: ErrProposalLost})
+			old.finish(result{err: fmt.Errorf("%w: entry %d of term %d was replaced in this node's log", ErrOutcomeUnknown, old.index, old.term)})
 		}
 		g.pending[w.index] = w
 	}
 	g.proposed = g.proposed[:0]
+	if len(ents) > 0 {
+		g.lastIndex = ents[len(ents)-1].GetIndex()
+	}
 }
 
 // apply hands one committed entry to the group's machine (or applies a

@@ -13,11 +13,12 @@ import (
 // once it is committed on a quorum and applied by this host's state
 // machine. Only the leader admits proposals (raft's forwarding is off):
 // elsewhere it fails at once with a *NotLeaderError. If ctx ends after
-// the entry was admitted, the error wraps ErrOutcomeUnknown: the entry
-// may still commit. A context error without ErrOutcomeUnknown means it
-// was never admitted (see Transient). An admitted entry is resolved only
-// when its index applies, which needs a leader, so callers bound the
-// wait with ctx.
+// the entry was admitted, or a leadership change replaces the entry in
+// this node's log before it is stored, the error wraps ErrOutcomeUnknown:
+// the entry may still commit. A context error without ErrOutcomeUnknown
+// means it was never admitted (see Transient). An admitted entry is
+// resolved only when its index applies, which needs a leader, so callers
+// bound the wait with ctx.
 func (h *Host) Propose(ctx context.Context, g GroupID, data []byte) (uint64, error) {
 	if len(data) == 0 {
 		return 0, fmt.Errorf("propose to group %d: empty entries are reserved for raft", g)
@@ -70,7 +71,7 @@ func (h *Host) admit(g GroupID, w *waiter, step func(*raft.RawNode) error) {
 		w.finish(result{err: err})
 		return
 	}
-	grp.proposed = append(grp.proposed, w)
+	grp.admitted(w)
 	h.markDirty(grp)
 }
 

@@ -30,7 +30,8 @@ var (
 //     commit: a context that ended after admission, a snapshot that
 //     overtook the entry, the host stopping or the group being removed
 //     or failing while the entry waited, an append that failed after the
-//     leader had already sent it.
+//     leader had already sent it, a new leader's entries that replaced it
+//     in this node's log (bindProposals has the rule).
 //   - 58 (wire.ErrTransientNotAccepted, "not accepted, the request is
 //     certainly not in any log; retry, possibly elsewhere") when err
 //     wraps ErrNotLeader (or is a *NotLeaderError), ErrProposalDropped,
