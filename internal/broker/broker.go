@@ -267,6 +267,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	if b.cl != nil {
 		b.registerClusterAdmin()
 		b.registerClusterPartitions()
+		b.registerConsumerRouting()
 	}
 	if b.opts.topics != nil {
 		b.parts.SetTopics(b.opts.topics(b.parts))
