@@ -46,6 +46,11 @@ type ClusterNodeSpec struct {
 	Name, IP                                   string
 	TCPPort, QUICPort, HTTPPort, WebSocketPort uint16
 	ReplicaPort                                uint16
+	// Rack and MetadataOnly are the node's roster rack and
+	// metadata_only flag: an optional tail [rack str32][flags u8: bit 0
+	// metadata_only], sent only when one is set.
+	Rack         string
+	MetadataOnly bool
 }
 
 // AppendTo appends the body.
@@ -57,7 +62,16 @@ func (s *ClusterNodeSpec) AppendTo(dst []byte) []byte {
 	dst = appendU16(dst, s.QUICPort)
 	dst = appendU16(dst, s.HTTPPort)
 	dst = appendU16(dst, s.WebSocketPort)
-	return appendU16(dst, s.ReplicaPort)
+	dst = appendU16(dst, s.ReplicaPort)
+	if s.Rack == "" && !s.MetadataOnly {
+		return dst
+	}
+	dst = appendStr32(dst, s.Rack)
+	var flags byte
+	if s.MetadataOnly {
+		flags |= 1
+	}
+	return append(dst, flags)
 }
 
 // Decode decodes the body, rejecting trailing bytes.
@@ -67,6 +81,15 @@ func (s *ClusterNodeSpec) Decode(src []byte) error {
 	s.Name = r.str32(MaxSystemStringLen)
 	s.IP = r.str32(MaxSystemStringLen)
 	s.TCPPort, s.QUICPort, s.HTTPPort, s.WebSocketPort, s.ReplicaPort = r.u16(), r.u16(), r.u16(), r.u16(), r.u16()
+	s.Rack, s.MetadataOnly = "", false
+	if r.err == nil && r.off < len(r.b) {
+		s.Rack = r.str32(MaxSystemStringLen)
+		flags := r.u8()
+		if r.err == nil && flags > 1 {
+			return ErrInvalidCommand
+		}
+		s.MetadataOnly = flags&1 != 0
+	}
 	return r.finish()
 }
 

@@ -11,6 +11,18 @@ func TestClusterAdminBodies(t *testing.T) {
 	if err := out.Decode(append(in.AppendTo(nil), 0)); err == nil {
 		t.Fatal("trailing byte accepted")
 	}
+	for _, tail := range []ClusterNodeSpec{
+		{ReplicaID: 4, Name: "e", IP: "10.0.0.5", TCPPort: 1, ReplicaPort: 2, Rack: "r2"},
+		{ReplicaID: 5, Name: "f", IP: "10.0.0.6", TCPPort: 1, ReplicaPort: 2, MetadataOnly: true},
+	} {
+		if err := out.Decode(tail.AppendTo(nil)); err != nil || out != tail {
+			t.Fatalf("round trip with a tail: %+v, %v", out, err)
+		}
+	}
+	bad := append(in.AppendTo(nil), 0, 0, 0, 0, 2) // empty rack, unknown flag
+	if err := out.Decode(bad); err == nil {
+		t.Fatal("unknown flag accepted")
+	}
 	var rm ClusterRemoveNode
 	if err := rm.Decode([]byte{2}); err != nil || rm.ReplicaID != 2 {
 		t.Fatalf("remove: %+v %v", rm, err)

@@ -10,8 +10,10 @@ const (
 	// it knows; any authenticated user may ask, and sees the topics it
 	// may read, poll or send to (every topic with read_servers).
 	CmdClusterPartitions Command = 1003
-	// CmdClusterRebalance moves replicas and leaders to balance the
-	// cluster (empty body, empty reply; manage_servers).
+	// CmdClusterRebalance plans replica moves that balance the replicas
+	// over the nodes (empty body, ClusterRebalanceReply reply;
+	// manage_servers, on the metadata leader): it answers once the first
+	// moves are committed; the others follow as those finish.
 	CmdClusterRebalance Command = 1004
 	// CmdAttachSession binds a new connection to the caller's existing
 	// session (AttachSession body, LoginRegisterReply reply), so that a

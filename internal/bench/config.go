@@ -167,6 +167,11 @@ type Config struct {
 	TLSInsecure   bool
 	// Username and Password (--username, --password).
 	Username, Password string
+	// NoPartitionRouting (--partition-routing=false) sends every request
+	// to the node the client connected to, as an official SDK does; by
+	// default a cluster's partition requests go to each partition's
+	// leader (client.WithPartitionRouting).
+	NoPartitionRouting bool
 
 	// Baseline (--baseline) is how long to measure loopback TCP
 	// throughput before the benchmark; 0 skips it.

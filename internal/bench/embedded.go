@@ -144,7 +144,7 @@ func startEmbedded(cfg *Config) (*target, error) {
 
 // dial opens one connection, logged in.
 func (t *target) dial(ctx context.Context, cfg *Config) (*client.Client, error) {
-	opts := []client.Option{client.WithCredentials(cfg.Username, cfg.Password)}
+	opts := []client.Option{client.WithCredentials(cfg.Username, cfg.Password), client.WithPartitionRouting(!cfg.NoPartitionRouting)}
 	if t.tls != nil {
 		opts = append(opts, client.WithTLS(t.tls))
 	}

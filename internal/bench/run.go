@@ -401,18 +401,43 @@ func (r *runner) check(ctx context.Context, c *Check) error {
 		c.Sent += u.sent.Load()
 		c.Received += u.received.Load()
 	}
-	for _, st := range r.streams {
-		sd, err := r.admin.GetStream(ctx, st.stream)
+	// A cluster node answers from what it has applied, which may trail
+	// the last acknowledged batch by a moment: read again for a while
+	// until the counts reach what was sent.
+	deadline := time.Now().Add(storedSettle)
+	for {
+		stored, err := r.stored(ctx)
 		if err != nil {
-			return fmt.Errorf("read stream %s: %w", st.name, err)
+			return err
 		}
-		c.Stored += sd.MessagesCount
+		c.Stored = stored
+		if stored >= c.Sent || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	s := r.cfg.Scenario
 	c.Exact = s.Consumes() && !(s == PinnedConsumer && r.cfg.Duration > 0)
 	c.Retention = r.cfg.MaxTopicSize > 0
 	c.evaluate(s.Consumes())
 	return nil
+}
+
+// storedSettle bounds how long the accounting check waits for a
+// cluster's counts to reach what producers had confirmed.
+const storedSettle = 3 * time.Second
+
+// stored is the message count of every benchmark stream.
+func (r *runner) stored(ctx context.Context) (uint64, error) {
+	var n uint64
+	for _, st := range r.streams {
+		sd, err := r.admin.GetStream(ctx, st.stream)
+		if err != nil {
+			return 0, fmt.Errorf("read stream %s: %w", st.name, err)
+		}
+		n += sd.MessagesCount
+	}
+	return n, nil
 }
 
 // cleanup deletes the benchmark streams from a server that outlives the

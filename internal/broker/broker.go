@@ -191,8 +191,9 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	var clusterID wire.Uint128
 	var onRoster func([]byte)
 	var placer metadata.Placer
+	var onPlacement func()
 	if b.cl != nil {
-		repl, clusterID, onRoster, placer = metadataReplicator{b}, b.cl.id, b.applyRoster, partitionPlacer{b}
+		repl, clusterID, onRoster, placer, onPlacement = metadataReplicator{b}, b.cl.id, b.applyRoster, partitionPlacer{b}, b.placementApplied
 	}
 	meta, err := metadata.Open(metadata.Config{
 		Dir:                filepath.Join(cfg.System.Path, MetadataDir),
@@ -209,6 +210,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		ClusterID:          clusterID,
 		OnRoster:           onRoster,
 		Placer:             placer,
+		OnPlacement:        onPlacement,
 		Root: func() (string, string, error) {
 			// Read only on first start: once metadata exists the stored
 			// root wins (semantics.md §2.1).
@@ -223,6 +225,12 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	b.meta = meta
+	if b.cl != nil {
+		b.cl.moves = b.newMoves()
+		if err := b.obs.metrics.SetClusterSource(clusterMetrics{b}); err != nil {
+			b.log.Warn("cluster metrics not registered", "err", err)
+		}
+	}
 	if err := b.joinMetadataGroup(); err != nil {
 		meta.Close()
 		b.closePartitions()
@@ -421,10 +429,14 @@ func (b *Broker) Run(ctx context.Context) error {
 		}()
 	}
 	if b.cl != nil {
-		b.bg.Add(2)
+		b.bg.Add(3)
 		go func() {
 			defer b.bg.Done()
 			b.runCluster(bgCtx)
+		}()
+		go func() {
+			defer b.bg.Done()
+			b.cl.moves.run(bgCtx)
 		}()
 		go func() {
 			defer b.bg.Done()

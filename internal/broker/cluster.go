@@ -49,6 +49,9 @@ type cluster struct {
 	// liveApply is set while a metadata entry applies on the loop
 	// (partitionVoters).
 	liveApply atomic.Bool
+	// moves carries out and plans replica moves (cluster_rebalance.go);
+	// set before the metadata group is added.
+	moves *moves
 }
 
 // clusterEnabled reports whether the broker runs as a cluster member.

@@ -31,6 +31,7 @@ type benchFlags struct {
 	maxTopic   string
 	progress   bool
 	noProgress bool
+	routing    bool
 }
 
 func newBenchCmd(env Env) *cobra.Command {
@@ -192,6 +193,7 @@ func newBenchScenarioCmd(env Env, s bench.Scenario) *cobra.Command {
 	fl.BoolVar(&c.TLSInsecure, "tls-insecure", false, "do not verify the server certificate")
 	fl.StringVar(&c.Username, "username", bench.DefaultUsername, "user to log in as (the embedded broker's root user)")
 	fl.StringVar(&c.Password, "password", bench.DefaultPassword, "password")
+	fl.BoolVar(&f.routing, "partition-routing", true, "in a cluster, send each partition's requests to its leader; false sends everything through the node connected to, which forwards them (as an official SDK)")
 	fl.StringVar(&f.baseline, "baseline", bench.DefaultBaseline.String(), "measure loopback TCP throughput this long first; 0 skips it and, unless --disk-baseline or --cache-baseline is given, those baselines too")
 	fl.StringVar(&f.disk, "disk-baseline", "", "measure 1 MiB writes each followed by fdatasync this long first; 0 skips it (default "+bench.DefaultDiskBaseline.String()+", 0 with --baseline 0)")
 	fl.StringVar(&f.cache, "cache-baseline", "", "measure 1 MiB writes without sync (the page cache) this long first, in the disk baseline's directory; 0 skips it (default "+bench.DefaultCacheBaseline.String()+", 0 with --baseline 0)")
@@ -232,6 +234,7 @@ func parseBenchFlags(f *benchFlags) (bench.Config, error) {
 		}
 		*dst = v
 	}
+	c.NoPartitionRouting = !f.routing
 	dur("duration", f.duration, &c.Duration)
 	dur("warmup-time", f.warmup, &c.WarmupTime)
 	dur("sampling-time", f.sampling, &c.SamplingTime)

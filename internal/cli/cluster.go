@@ -14,9 +14,11 @@ const DefaultClusterDir = "./local_cluster"
 const DefaultClusterBasePort = 18090
 
 // withLocalCluster adds the local-cluster subcommands (start, status,
-// restart-node), the node administration commands and the partition map
-// (partitions) to the `iggo cluster` command.
+// restart-node), the node administration commands (add-node,
+// remove-node, rebalance) and the partition map (partitions) to the
+// `iggo cluster` command.
 func (a *app) withLocalCluster(cmd *cobra.Command) *cobra.Command {
-	cmd.AddCommand(a.clusterStartCmd(), a.clusterStatusCmd(), a.clusterRestartNodeCmd(), a.clusterAddNodeCmd(), a.clusterRemoveNodeCmd(), a.clusterPartitionsCmd())
+	cmd.AddCommand(a.clusterStartCmd(), a.clusterStatusCmd(), a.clusterRestartNodeCmd(), a.clusterAddNodeCmd(), a.clusterRemoveNodeCmd(),
+		a.clusterRebalanceCmd(), a.clusterPartitionsCmd())
 	return cmd
 }

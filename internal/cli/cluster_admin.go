@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"time"
@@ -26,9 +27,11 @@ func (a *app) clusterAddNodeCmd() *cobra.Command {
 		Long: `Add a node to a running cluster. Start the new node first with a roster that
 lists it (iggo server --config <file> --replica-id N --join); then this command,
 sent to any node (the client follows the leader), commits the new roster, adds
-the node to the metadata group and to every partition group as a learner, waits
-until it holds each group's data, and only then makes it a voter. Needs the
-manage_servers permission.`,
+the node to the metadata group as a learner, waits until it holds the metadata,
+and only then makes it a voter. A rebalance follows: replicas of partitions move
+onto the new node in the background, a few at a time (each one is copied to it
+before it votes, then the replica it replaces is removed); iggo cluster
+partitions shows where they are. Needs the manage_servers permission.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if replicaID < 0 || replicaID > 255 {
@@ -46,7 +49,7 @@ manage_servers permission.`,
 				if err := a.call(cmd, func(ctx context.Context) error { return c.ClusterAddNode(ctx, spec) }); err != nil {
 					return wrapf(err, "add node %d", replicaID)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "node %d (%s) added: it votes in every group\n", replicaID, spec.Name)
+				fmt.Fprintf(cmd.OutOrStdout(), "node %d (%s) added: replicas move onto it in the background\n", replicaID, spec.Name)
 				return nil
 			})
 		},
@@ -60,6 +63,8 @@ manage_servers permission.`,
 	f.Uint16Var(&spec.QUICPort, "quic-port", 0, "client QUIC port (0: none)")
 	f.Uint16Var(&spec.HTTPPort, "http-port", 0, "HTTP port (0: none)")
 	f.Uint16Var(&spec.WebSocketPort, "websocket-port", 0, "WebSocket port (0: none)")
+	f.StringVar(&spec.Rack, "rack", "", "rack of the new node (required when the cluster's nodes have racks, refused when they have none)")
+	f.BoolVar(&spec.MetadataOnly, "metadata-only", false, "the new node holds no partition replicas (metadata_only)")
 	return a.clientCommand(cmd)
 }
 
@@ -69,9 +74,18 @@ func (a *app) clusterRemoveNodeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "remove-node",
 		Short: "Remove a node from a running cluster",
-		Long: `Remove a node from every raft group of a running cluster, then from the
-roster. Stop the node afterwards. Removing the leader first hands its
-leadership to another node. Needs the manage_servers permission.`,
+		Long: `Remove a node from a running cluster. Its replicas are first moved to the
+other nodes (a drain, a few partitions at a time; the server logs the progress),
+then it leaves the metadata group and the roster. Stop the node afterwards.
+Removing the leader first hands its leadership to another node.
+
+The removal is refused (InvalidReplicationFactor) while the node is reachable
+and the other nodes cannot hold some partition's replication factor (each holds
+a replica of it already): add a node first. A node that is down is removed
+anyway; the partitions no other node can take then run one replica short until
+a node is added (a rebalance then places the missing replicas); a down node is
+not removed while a partition of 1 or 2 replicas has one on it (without it, the
+partition has no quorum to change). Needs the manage_servers permission.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if replicaID < 0 || replicaID > 255 {
@@ -80,6 +94,9 @@ leadership to another node. Needs the manage_servers permission.`,
 			a.adminTimeout()
 			return a.withClient(cmd, func(c *client.Client) error {
 				if err := a.call(cmd, func(ctx context.Context) error { return c.ClusterRemoveNode(ctx, uint8(replicaID)) }); err != nil {
+					if errors.Is(err, wire.ErrInvalidReplicationFactor) {
+						return wrapf(err, "remove node %d: the other nodes cannot take its replicas (the server log names the partition): add a node first, or stop node %d to remove it anyway", replicaID, replicaID)
+					}
 					return wrapf(err, "remove node %d", replicaID)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "node %d removed: stop it now\n", replicaID)
@@ -88,6 +105,47 @@ leadership to another node. Needs the manage_servers permission.`,
 		},
 	}
 	cmd.Flags().IntVar(&replicaID, "replica-id", -1, "replica id of the node to remove")
+	return a.clientCommand(cmd)
+}
+
+// clusterRebalanceCmd is `iggo cluster rebalance`.
+func (a *app) clusterRebalanceCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "rebalance",
+		Short: "Move partition replicas so that every node holds about as many",
+		Long: `Balance the partitions' replicas over the nodes of a running cluster. The
+metadata leader plans replica moves and starts the first few (at most 4 are in
+progress in the whole cluster); this command answers once they are committed and
+prints how many it started; the others follow as those finish. A move copies
+the partition to its new node (a learner that votes once it caught up), then
+removes the replica it replaces; the partition stays writable throughout.
+A rebalance already running merges with this one. Needs the manage_servers
+permission.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.adminTimeout()
+			return a.withClient(cmd, func(c *client.Client) error {
+				var r wire.ClusterRebalanceReply
+				err := a.call(cmd, func(ctx context.Context) error {
+					var err error
+					r, err = c.ClusterRebalance(ctx)
+					return err
+				})
+				if err != nil {
+					return wrapf(err, "rebalance")
+				}
+				switch {
+				case !r.Known:
+					fmt.Fprintln(cmd.OutOrStdout(), "rebalance started")
+				case r.InProgress == 0:
+					fmt.Fprintln(cmd.OutOrStdout(), "rebalance: the replicas are balanced, nothing to move")
+				default:
+					fmt.Fprintf(cmd.OutOrStdout(), "rebalance: %d replica moves started, %d in progress; the others follow as these finish\n", r.Started, r.InProgress)
+				}
+				return nil
+			})
+		},
+	}
 	return a.clientCommand(cmd)
 }
 

@@ -317,6 +317,8 @@ func TestSystemCommands(t *testing.T) {
 		t.Fatalf("cluster = %+v", cl)
 	}
 	wantLines(t, e.ok("cluster", "metadata"), "NODE", "leader", "healthy")
+	// A single node has no replicas to move.
+	e.run("cluster", "rebalance").wantError(t, ExitError, "FeatureUnavailable")
 
 	dir := t.TempDir()
 	path := filepath.Join(dir, "snap.zip")

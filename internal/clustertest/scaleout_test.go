@@ -24,8 +24,10 @@ const scaleOutPartitions = 12
 // factor 3 places each of 12 partitions on exactly 3 nodes (their files
 // exist there and nowhere else), spreads leadership so that every node
 // leads some, and keeps taking writes through any node while one node
-// and then another is SIGKILLed and restarted; porcupine and the stored
-// logs show nothing acknowledged lost or duplicated.
+// and then another is SIGKILLed and restarted, while a sixth node is
+// added (replicas move onto it) and while a node is removed (drained
+// first); the history (porcupine) and the logs every replica stores show
+// nothing acknowledged lost or duplicated.
 func TestScaleOutFiveNodes(t *testing.T) {
 	h := StartCluster(t, 5)
 	w := NewWorkload(t, h, scaleOutPartitions)
@@ -44,12 +46,34 @@ func TestScaleOutFiveNodes(t *testing.T) {
 		h.Start(victim)
 		time.Sleep(3 * time.Second)
 	}
-	r := w.Verify(t, 30*time.Second)
-	if r.Counts.Acked == 0 {
-		t.Fatal("nothing acknowledged")
+
+	// A sixth node joins under the load: replicas move onto it.
+	n := h.grow()
+	h.Start(n, "--join")
+	pn := h.Layout.Nodes[n]
+	if err := adminCall(h, -1, wire.CmdClusterAddNode, &wire.ClusterNodeSpec{ReplicaID: uint8(n), Name: local.NodeName(n),
+		IP: h.Layout.IP(n), TCPPort: pn.TCP, ReplicaPort: pn.TCPReplica}); err != nil {
+		t.Fatalf("add node %d: %v", n, err)
 	}
-	// After the restarts the balancer hands leadership back: every node
-	// leads again.
+	all := []int{0, 1, 2, 3, 4, n}
+	perNode := h.settle(t, all, scaleOutPartitions, 120*time.Second)
+	t.Logf("after adding node %d: partitions per node %v", n, perNode)
+	if perNode[n] < 4 {
+		t.Errorf("node %d holds %d partitions after the rebalance, want about 6 (36 replicas over 6 nodes)", n, perNode[n])
+	}
+
+	// Node 2 leaves: drained first, then stopped.
+	if err := adminCall(h, -1, wire.CmdClusterRemoveNode, &wire.ClusterRemoveNode{ReplicaID: 2}); err != nil {
+		t.Fatalf("remove node 2: %v", err)
+	}
+	waitNoDirs(t, h, 2, 10*time.Second)
+	h.Kill(2)
+	h.markPaused(2, true)
+	rest := []int{0, 1, 3, 4, n}
+	perNode = h.settle(t, rest, scaleOutPartitions, 120*time.Second)
+	t.Logf("after removing node 2: partitions per node %v", perNode)
+	w.verifyPlaced(t, h, rest, 60*time.Second)
+	// The balancer spreads leadership over the remaining nodes again.
 	waitSpread(t, h, 60*time.Second)
 }
 

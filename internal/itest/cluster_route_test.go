@@ -42,7 +42,7 @@ func TestClusterPartitionMap(t *testing.T) {
 			ready := len(m.Topics) == 1 && len(m.Topics[0].Partitions) == 3
 			for _, p := range m.Topics[0:min(1, len(m.Topics))] {
 				for _, pl := range p.Partitions {
-					ready = ready && pl.HasLeader && (i != 0 || pl.HasCaughtUp && len(pl.CaughtUp) == 3)
+					ready = ready && pl.HasLeader && len(pl.Replicas) == 3 && pl.Leader == pl.Replicas[0] && pl.HasCaughtUp && len(pl.CaughtUp) == 3
 				}
 			}
 			if ready || time.Now().After(deadline) {
@@ -65,15 +65,16 @@ func TestClusterPartitionMap(t *testing.T) {
 		if top.StreamName != "s" || top.TopicName != "t" {
 			t.Fatalf("node %d: topic %+v", i, top)
 		}
+		// Every partition is placed on all three nodes, led by the first
+		// of its replica list (leadership is spread), and every node
+		// knows the caught-up replicas its leader announced.
 		for p, pl := range top.Partitions {
-			if pl.PartitionID != uint32(p) || !slices.Equal(pl.Replicas, []uint8{0, 1, 2}) || !pl.HasLeader || pl.Leader != 0 {
+			sorted := slices.Sorted(slices.Values(pl.Replicas))
+			if pl.PartitionID != uint32(p) || !slices.Equal(sorted, []uint8{0, 1, 2}) || !pl.HasLeader || pl.Leader != pl.Replicas[0] {
 				t.Fatalf("node %d: partition %d = %+v", i, p, pl)
 			}
-			switch {
-			case i == 0 && (!pl.HasCaughtUp || !slices.Equal(pl.CaughtUp, []uint8{0, 1, 2})):
-				t.Fatalf("leader: partition %d caught up %v (known %v), want [0 1 2]", p, pl.CaughtUp, pl.HasCaughtUp)
-			case i != 0 && pl.HasCaughtUp:
-				t.Fatalf("follower %d claims to know the caught-up replicas of partition %d", i, p)
+			if caught := slices.Sorted(slices.Values(pl.CaughtUp)); !pl.HasCaughtUp || !slices.Equal(caught, []uint8{0, 1, 2}) {
+				t.Fatalf("node %d: partition %d caught up %v (known %v), want [0 1 2]", i, p, pl.CaughtUp, pl.HasCaughtUp)
 			}
 		}
 		if lo := partitionMap(t, n, wire.PartitionMapLeadersOnly); lo.Topics[0].Partitions[0].HasCaughtUp {
@@ -121,8 +122,10 @@ func TestClusterAttachSession(t *testing.T) {
 	n.Session = r.Session
 	part := wire.Partitioning{Kind: wire.PartitionByID, PartitionID: 0}
 	n.Next = owner.Next
-	if s := n.SendMessages(SendBody(wire.NamedID("s"), wire.NamedID("t"), part, Batch(t, 1, Payloads(1, 10, "x")...))); s.Kind != wire.KindReply || s.Reply.Status != wire.ErrTransientNotAccepted.Code {
-		t.Fatalf("send on a follower through an attached connection: %v, want status 58", s)
+	// A follower forwards the send to the partition's leader: the
+	// attached connection acts for the owner's session there too.
+	if s := n.SendMessages(SendBody(wire.NamedID("s"), wire.NamedID("t"), part, Batch(t, 1, Payloads(1, 10, "x")...))); s.Kind != wire.KindReply || s.Reply.Status != 0 {
+		t.Fatalf("send on a follower through an attached connection: %v, want success", s)
 	}
 	n.Conn.Close()
 
@@ -168,7 +171,11 @@ func TestClusterHTTPPartitions(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		api.ok(200, &got, "GET", "/cluster/partitions", nil)
-		if len(got.Partitions) == 2 && got.Partitions[0].Leader != nil && got.Partitions[1].Leader != nil || time.Now().After(deadline) {
+		settled := len(got.Partitions) == 2
+		for _, p := range got.Partitions {
+			settled = settled && p.Leader != nil && len(p.Replicas) > 0 && *p.Leader == p.Replicas[0]
+		}
+		if settled || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -180,7 +187,8 @@ func TestClusterHTTPPartitions(t *testing.T) {
 		t.Fatalf("partitions %+v", got.Partitions)
 	}
 	for i, p := range got.Partitions {
-		if p.Stream != "s" || p.Topic != "t" || p.Partition != uint32(i) || !slices.Equal(p.Replicas, []int{0, 1, 2}) || p.Leader == nil || *p.Leader != 0 || p.CaughtUp != nil {
+		if p.Stream != "s" || p.Topic != "t" || p.Partition != uint32(i) || !slices.Equal(slices.Sorted(slices.Values(p.Replicas)), []int{0, 1, 2}) ||
+			p.Leader == nil || *p.Leader != p.Replicas[0] || p.CaughtUp != nil && !slices.Equal(slices.Sorted(slices.Values(p.CaughtUp)), []int{0, 1, 2}) {
 			t.Fatalf("partition %d: %+v", i, p)
 		}
 	}

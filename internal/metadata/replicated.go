@@ -240,6 +240,9 @@ func (s *Store) ApplyReplicated(index, term uint64, data []byte) {
 	if e.Kind == KindRoster && s.cfg.OnRoster != nil {
 		s.cfg.OnRoster(e.Body)
 	}
+	if e.Kind == KindPlacement && s.cfg.OnPlacement != nil {
+		s.cfg.OnPlacement()
+	}
 	snap := s.op-s.snapOp >= uint64(s.cfg.SnapshotEvery)
 	for _, f := range res.effects {
 		// A purge or segment deletion must not run again when a restart
@@ -304,6 +307,9 @@ func (s *Store) RestoreReplicated(index uint64, data []byte) error {
 		s.cfg.OnRoster(sn.state.roster)
 	}
 	s.openPartitions()
+	if s.cfg.OnPlacement != nil {
+		s.cfg.OnPlacement()
+	}
 	s.log.Info("metadata restored from a raft snapshot", "op", index)
 	return nil
 }

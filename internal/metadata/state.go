@@ -42,13 +42,16 @@ type partition struct {
 }
 
 // holders are the nodes that hold p's data: Replicas and, during a move,
-// Target (nil: every voter).
+// Target (nil: every voter). During a move the Target comes first, in its
+// order, then the members leaving: the list is also the partition's
+// leader preference, so leadership goes to the Target's preferred member
+// once it votes, and never back to a member that is leaving.
 func (p *partition) holders() []uint8 {
 	if len(p.Target) == 0 {
 		return p.Replicas
 	}
-	out := slices.Clone(p.Replicas)
-	for _, r := range p.Target {
+	out := slices.Clone(p.Target)
+	for _, r := range p.Replicas {
 		if !slices.Contains(out, r) {
 			out = append(out, r)
 		}

@@ -64,6 +64,11 @@ type Config struct {
 	// KindRoster entry applies and when a raft snapshot that holds one is
 	// restored. It runs on the replication loop and must not block.
 	OnRoster func(roster []byte)
+	// OnPlacement, in cluster mode, is told each time a KindPlacement
+	// entry applies (a replica move started, finished or was given up)
+	// and when a raft snapshot is restored. It runs on the replication
+	// loop and must not block.
+	OnPlacement func()
 	// Placer chooses the replicas of new partitions (cluster mode); nil
 	// leaves partitions unplaced (every node holds them).
 	Placer Placer

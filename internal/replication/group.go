@@ -520,7 +520,8 @@ func (h *Host) stepEnvelope(g *group, from NodeID, e transport.Envelope) {
 		if g.quiesced {
 			h.wake(g)
 		}
-		if err := h.guard(g, func() error { return g.rn.Step(e.Msg) }); err != nil {
+		m := admitSnapshot(h.cfg.Self, e.Msg)
+		if err := h.guard(g, func() error { return g.rn.Step(m) }); err != nil {
 			if errors.Is(err, ErrLogLost) {
 				h.fail(g, err)
 				return

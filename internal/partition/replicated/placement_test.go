@@ -36,8 +36,13 @@ func TestPreferenceFollowsMoves(t *testing.T) {
 	s := New(hostless{}, Options{Logger: quiet()})
 	defer s.Close()
 	ref := catalog.TopicRef{StreamID: 1, TopicID: 2, Incarnation: 7}
-	s.Add(ref, Partition{ID: 3, Dir: t.TempDir(), Replicas: []uint8{2, 0, 1}})
+	// Registered as Add does, without starting the group (it has no log).
 	g := GroupID(ref, 3)
+	rep := &Replica{set: s, group: g, ref: ref}
+	rep.replicas.Store(&[]uint8{2, 0, 1})
+	s.mu.Lock()
+	s.groups[g] = rep
+	s.mu.Unlock()
 	if got := s.Preference(g); !reflect.DeepEqual(got, []replication.NodeID{2, 0, 1}) {
 		t.Fatalf("preference %v", got)
 	}

@@ -16,10 +16,12 @@ import (
 //     partition's commit.Window, so a retry arriving meanwhile waits for
 //     the outcome.
 //   - It is in the group's raft log, appended or accepted but not yet
-//     applied (inLog, by index; inflightUnbound until appended): the
-//     leader refuses another copy (errInFlight, answered 57), so a retry
-//     after a 57 or a failover never puts a second copy in the log, even
-//     when the first is still uncommitted in a new leader's log.
+//     applied (inLog, by index; inflightUnbound until appended, and
+//     forgotten when the next append does not bring it: raft replaced it
+//     before it was stored): the leader refuses another copy
+//     (errInFlight, answered 57), so a retry after a 57 or a failover
+//     never puts a second copy in the log, even when the first is still
+//     uncommitted in a new leader's log.
 //   - It applied: a successful apply enters the duplicate window
 //     (commit.Window), and the leader refuses another copy
 //     (errDuplicate, answered like a duplicate); a failed apply is
@@ -36,6 +38,8 @@ type requests struct {
 	mu sync.Mutex
 	// inLog maps keys of unapplied windowed entries to their log index.
 	inLog map[commit.Key]uint64
+	// accepted lists the keys accepted since the last append.
+	accepted []commit.Key
 }
 
 func newRequests(w *commit.Window) *requests {
@@ -61,6 +65,7 @@ func (r *requests) check(key commit.Key) error {
 func (r *requests) accept(key commit.Key) {
 	r.mu.Lock()
 	r.inLog[key] = inflightUnbound
+	r.accepted = append(r.accepted, key)
 	r.mu.Unlock()
 }
 
@@ -79,6 +84,21 @@ func (r *requests) bind(ents []*raftpb.Entry) {
 	}
 }
 
+// dropUnbound forgets the requests accepted and not bound by the append
+// that just ran: raft replaced their entries before they were stored
+// (stampLog).
+func (r *requests) dropUnbound() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range r.accepted {
+		if r.inLog[k] == inflightUnbound {
+			delete(r.inLog, k)
+		}
+	}
+	clear(r.accepted)
+	r.accepted = r.accepted[:0]
+}
+
 // cut forgets the requests of entries at or after index from: raft
 // replaced them.
 func (r *requests) cut(from uint64) {
@@ -95,6 +115,8 @@ func (r *requests) cut(from uint64) {
 func (r *requests) reset() {
 	r.mu.Lock()
 	clear(r.inLog)
+	clear(r.accepted)
+	r.accepted = r.accepted[:0]
 	r.mu.Unlock()
 }
 

@@ -19,6 +19,15 @@ import (
 // It does no state-machine work: it stores and returns entries through
 // the log it wraps.
 //
+// What prepare accepted (raft admitted the proposal to its log in memory)
+// counts as in the log until the next Append, which settles it: a Ready
+// carries every entry raft admitted since the previous one, unless raft
+// replaced them before they were stored (a stale leader's proposals and,
+// in the same loop pass, a new leader's append). Such a replacement cuts
+// nothing that was stored, so each Append takes the tail, the pending
+// purge and the requests in flight from what the log stores, never from
+// what was accepted before it.
+//
 // The host calls Append and ApplySnapshot on its loop only; the mutex
 // makes the start-up computation and tests race-free.
 type stampLog struct {
@@ -33,9 +42,16 @@ type stampLog struct {
 	// reqs learns which windowed entries the log holds.
 	reqs *requests
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// tail is the offset the next proposed batch gets: logTail moved past
+	// what prepare accepted since the last Append. tailTs is the last
+	// timestamp stamped or stored (it only grows).
 	tail   uint64
 	tailTs uint64
+	// logTail is the tail of the stored log alone.
+	logTail uint64
+	// acceptedPurge: prepare accepted a purge since the last Append.
+	acceptedPurge bool
 	// replayTo is the last data entry at or below the commit index stored
 	// when the log was opened; until it has applied again (replayed) the
 	// duplicate window is incomplete and prepare refuses proposals
@@ -81,13 +97,14 @@ func newStampLog(st replication.LogStorage, pid uint32, stored func() (uint64, u
 	}
 	switch m {
 	case markBatch:
-		s.tail, s.tailTs = max(end, next), max(mts, ts)
+		s.logTail, s.tailTs = max(end, next), max(mts, ts)
 	case markPurge:
-		s.tail, s.tailTs = 0, ts
+		s.logTail, s.tailTs = 0, ts
 		s.purging = at
 	default:
-		s.tail, s.tailTs = next, ts
+		s.logTail, s.tailTs = next, ts
 	}
+	s.tail = s.logTail
 	return s, nil
 }
 
@@ -110,9 +127,11 @@ func (s *stampLog) scanBack(hi uint64) (entryMark, uint64, uint64, uint64, error
 	return m, end, ts, at, nil
 }
 
-// Append stores entries and moves the tail to the last batch or purge
-// among them. An append that replaced a conflicting suffix and brought no
-// such entry recomputes the tail from the remaining log.
+// Append stores entries and settles what prepare accepted (see
+// stampLog): the tail becomes that of the stored log (the last batch or
+// purge among entries; after a replaced suffix without one, the last
+// before it), and the requests and purge accepted and not among entries
+// are forgotten.
 func (s *stampLog) Append(entries []*raftpb.Entry) error {
 	return s.appendWith(entries, s.LogStorage.Append)
 }
@@ -145,7 +164,8 @@ func (s *stampLog) appendWith(entries []*raftpb.Entry, store func([]*raftpb.Entr
 	if err := store(entries); err != nil {
 		return err
 	}
-	if from := entries[0].GetIndex(); from <= last {
+	from, to := entries[0].GetIndex(), entries[len(entries)-1].GetIndex()
+	if from <= last {
 		// A conflicting suffix was replaced: its requests are gone.
 		s.reqs.cut(from)
 		s.mu.Lock()
@@ -161,30 +181,56 @@ func (s *stampLog) appendWith(entries []*raftpb.Entry, store func([]*raftpb.Entr
 		}
 	}
 	s.reqs.bind(entries)
+	s.reqs.dropUnbound()
 	s.bindPurge(entries)
+	if err := s.settlePurge(to); err != nil {
+		return err
+	}
 	for i := len(entries) - 1; i >= 0; i-- {
 		if entries[i].GetType() != raftpb.EntryNormal {
 			continue
 		}
 		if m, end, ts := markOf(entries[i].GetData()); m != markNone {
-			s.setMark(m, end, ts)
+			s.setLogMark(m, end, ts)
 			return nil
 		}
 	}
-	if entries[0].GetIndex() > last {
-		return nil // nothing replaced, no batch appended: tail unchanged
+	if from > last {
+		s.setLogMark(markNone, 0, 0) // no batch stored: the stored tail stands
+		return nil
 	}
-	m, end, ts, _, err := s.scanBack(entries[0].GetIndex() - 1)
+	m, end, ts, _, err := s.scanBack(from - 1)
 	if err != nil {
 		return err
 	}
 	if m == markNone {
 		next, nts := s.stored()
-		s.setMark(markBatch, next, nts)
+		s.setLogMark(markBatch, next, nts)
 		return nil
 	}
-	s.setMark(m, end, ts)
+	s.setLogMark(m, end, ts)
 	return nil
+}
+
+// settlePurge, after an append ending at index to, recomputes the pending
+// purge and the identities in the log when a purge prepare accepted is
+// not among the appended entries (raft replaced it before it was stored).
+func (s *stampLog) settlePurge(to uint64) error {
+	s.mu.Lock()
+	accepted, lost := s.acceptedPurge, s.purging == inflightUnbound
+	s.acceptedPurge = false
+	s.mu.Unlock()
+	if !accepted {
+		return nil
+	}
+	if lost {
+		if err := s.rescanPurge(to); err != nil {
+			return err
+		}
+	}
+	// The identities: a lost purge's may also hide behind another purge
+	// among the entries.
+	return s.rescanPurgeSeen(to)
 }
 
 // ApplySnapshot replaces the log with snap; the tail becomes the
@@ -198,10 +244,11 @@ func (s *stampLog) ApplySnapshot(snap *raftpb.Snapshot) error {
 	if err != nil {
 		return err
 	}
-	s.setMark(markBatch, st.next, st.ts)
+	s.setLogMark(markBatch, st.next, st.ts)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.purging = 0
+	s.acceptedPurge = false
 	s.purgeSeen = 0
 	s.reqs.reset()
 	s.lastApplied = max(s.lastApplied, snap.GetMetadata().GetIndex())
@@ -209,6 +256,8 @@ func (s *stampLog) ApplySnapshot(snap *raftpb.Snapshot) error {
 	return nil
 }
 
+// setMark moves the tail past a batch (its end and timestamp) or purge
+// prepare accepted; the next Append settles it.
 func (s *stampLog) setMark(m entryMark, end, ts uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -218,6 +267,22 @@ func (s *stampLog) setMark(m entryMark, end, ts uint64) {
 	}
 	s.tail = end
 	s.tailTs = max(s.tailTs, ts)
+}
+
+// setLogMark records the last batch or purge of the stored log (markNone:
+// it did not change) and makes the stored log's tail the tail, dropping
+// what was accepted before the append that stored it.
+func (s *stampLog) setLogMark(m entryMark, end, ts uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch m {
+	case markPurge:
+		s.logTail = 0
+	case markBatch:
+		s.logTail = end
+		s.tailTs = max(s.tailTs, ts)
+	}
+	s.tail = s.logTail
 }
 
 // Tail returns the offset the next proposed batch gets and the last
@@ -257,6 +322,7 @@ func (s *stampLog) acceptPurge(id uint64) {
 	s.mu.Lock()
 	s.purging = inflightUnbound
 	s.purgeSeen = max(s.purgeSeen, id)
+	s.acceptedPurge = true
 	s.mu.Unlock()
 }
 
