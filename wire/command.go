@@ -199,6 +199,9 @@ func LookupCommand(code Command) (CommandInfo, bool) {
 			hi = m
 		}
 	}
+	if c, ok := lookupRouting(code); ok {
+		return c, true
+	}
 	return lookupExtension(code)
 }
 

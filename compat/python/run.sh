@@ -3,7 +3,15 @@
 # TLS) through the official apache-iggy SDK from PyPI, pinned with hashes in
 # requirements.txt. Prints one PASS/FAIL line per step and, last,
 # "python: N passed, N failed". Run it through compat/run python.
+#
+# Usage: run.sh [cluster]. With "cluster": the plain-TCP steps once more
+# against node 0 of a five-node cluster (replication factor 3) that holds no
+# partition replica, so that node forwards every partition request
+# (start_iggo_cluster in lib.sh); the TLS, QUIC and WebSocket steps are
+# skipped (COMPAT_CLUSTER), and the partition map taken before the cleanup
+# must show node 0 holding and leading none of the scenario's partitions.
 set -euo pipefail
+mode=${1:-single}
 here=$(cd "$(dirname "$0")" && pwd)
 : "${COMPAT_DIR:=$(dirname "$here")}"
 : "${COMPAT_CACHE:=$HOME/.cache/iggo-compat}"
@@ -37,6 +45,45 @@ if [ ! -f "$venv/.complete" ]; then
     --no-deps --require-hashes --only-binary=:all: -r "$req" ||
     setup_failed "pip install -r requirements.txt"
   touch "$venv/.complete"
+fi
+
+if [ "$mode" = cluster ]; then
+  summary() { echo "python-cluster: $1 passed, $2 failed"; }
+  start_iggo_cluster CLUSTER || setup_failed "start a five-node cluster"
+  echo "python: apache-iggy $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("apache-iggy"))')," \
+    "cluster of 5 nodes in $CLUSTER_DIR; node 0 ($CLUSTER) holds no partition"
+  map=$COMPAT_WORK/python-cluster-map.json
+  export COMPAT_PY_ADDR=$CLUSTER COMPAT_CLUSTER=1
+  COMPAT_CLUSTER_MAP_CMD=$(cluster_map_command CLUSTER "$map")
+  export COMPAT_CLUSTER_MAP_CMD
+  export COMPAT_PY_RESULT=$COMPAT_WORK/python-cluster-result
+  export PYTHONDONTWRITEBYTECODE=1  # keep the checkout clean
+  rm -f "$COMPAT_PY_RESULT"
+  cd "$here"
+  rc=0
+  timeout -k 10 900 "$venv/bin/python" -m pytest </dev/null || rc=$?
+  if [ ! -s "$COMPAT_PY_RESULT" ]; then
+    echo "FAIL pytest: exited $rc without a result"
+    summary 0 1
+    exit 1
+  fi
+  read -r passed failed <"$COMPAT_PY_RESULT"
+  if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+  # polling (2 partitions), routing (3), grouped (2), scratch (2 after its resize).
+  if assert_cluster_placement "$map" 0 compat-python 9; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  for log in "$CLUSTER_DIR"/node*/server.log; do
+    if grep -qiE 'panic|fatal' "$log"; then
+      echo "FAIL server log ($log) reports a panic:"; grep -iE -m5 'panic|fatal' "$log"
+      failed=$((failed + 1))
+    fi
+  done
+  if [ "$failed" -ne 0 ]; then
+    echo "python: last lines of the node logs under $CLUSTER_DIR"
+    tail -n 15 "$CLUSTER_DIR"/node*/server.log || true
+  fi
+  summary "$passed" "$failed"
+  [ "$failed" -eq 0 ]
+  exit
 fi
 
 certs=$COMPAT_WORK/python-certs

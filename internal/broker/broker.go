@@ -177,6 +177,10 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		b.closePartitions()
 		return nil, err
 	}
+	if b.cl != nil && o.data == catalog.Data(b.parts) {
+		// Counters of partitions held on other nodes come from them.
+		o.data = clusterData{Plane: b.parts, b: b}
+	}
 	opened := false
 	defer func() {
 		if !opened {
@@ -271,6 +275,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	if b.cl != nil {
 		b.registerClusterAdmin()
 		b.registerClusterPartitions()
+		b.registerConsumerRouting()
 	}
 	if b.opts.topics != nil {
 		b.parts.SetTopics(b.opts.topics(b.parts))
@@ -279,6 +284,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	}
 	if b.cl != nil {
 		b.cl.node.host.HandleCall(callForward, b.parts.ServeForwarded)
+		b.cl.node.host.HandleCall(callStats, b.serveStats)
 	}
 	if cfg.TCP.Enabled {
 		var tlsCfg *tls.Config

@@ -80,6 +80,22 @@ type Data interface {
 	PartitionStats(t TopicRef, partition uint32) PartitionStats
 }
 
+// PartitionKey names one partition of a topic.
+type PartitionKey struct {
+	Topic     TopicRef
+	Partition uint32
+}
+
+// StatsSource is implemented by a Data that may hold some partitions on
+// other nodes only (cluster mode: a node holds the partitions placed on
+// it): the metadata plane's reads ask it for the counters of every
+// partition a reply reports at once, so that it can ask the other nodes
+// for theirs in one call each. The result has one entry per key, in
+// order; zero counters for a partition it could not learn about.
+type StatsSource interface {
+	PartitionStatsOf(keys []PartitionKey) []PartitionStats
+}
+
 // Awaiter is implemented by a Data whose PurgeTopic and
 // DeleteGroupOffsets complete after they return (the partition plane in
 // cluster mode: they go through each partition's raft log).

@@ -572,18 +572,42 @@ func topicDetails(t *topic, st *stream) *topicView {
 	return v
 }
 
-// fill adds the partition counters from d and rolls them up.
-func (v *topicView) fill(d catalog.Data) {
+// fillTopics adds the partition counters from d to every view and rolls
+// them up: in one batch when d is a catalog.StatsSource (a cluster node
+// asks the nodes that hold the partitions), else partition by partition.
+func fillTopics(d catalog.Data, views []*topicView) {
 	if d == nil {
 		return
 	}
-	v.header.SizeBytes, v.header.MessagesCount = 0, 0
-	for i := range v.partitions {
-		p := &v.partitions[i]
-		ps := d.PartitionStats(v.ref, p.ID)
-		p.SegmentsCount, p.CurrentOffset, p.SizeBytes, p.MessagesCount = ps.Segments, ps.CurrentOffset, ps.SizeBytes, ps.Messages
-		v.header.SizeBytes += ps.SizeBytes
-		v.header.MessagesCount += ps.Messages
+	src, batched := d.(catalog.StatsSource)
+	var stats []catalog.PartitionStats
+	if batched {
+		var keys []catalog.PartitionKey
+		for _, v := range views {
+			for i := range v.partitions {
+				keys = append(keys, catalog.PartitionKey{Topic: v.ref, Partition: v.partitions[i].ID})
+			}
+		}
+		stats = src.PartitionStatsOf(keys)
+	}
+	k := 0
+	for _, v := range views {
+		v.header.SizeBytes, v.header.MessagesCount = 0, 0
+		for i := range v.partitions {
+			p := &v.partitions[i]
+			var ps catalog.PartitionStats
+			if batched {
+				if k < len(stats) {
+					ps = stats[k]
+				}
+				k++
+			} else {
+				ps = d.PartitionStats(v.ref, p.ID)
+			}
+			p.SegmentsCount, p.CurrentOffset, p.SizeBytes, p.MessagesCount = ps.Segments, ps.CurrentOffset, ps.SizeBytes, ps.Messages
+			v.header.SizeBytes += ps.SizeBytes
+			v.header.MessagesCount += ps.Messages
+		}
 	}
 }
 

@@ -56,11 +56,19 @@ func newStreamView(st *stream) *streamView {
 	return v
 }
 
-func (v *streamView) fill(s *Store) {
-	for _, t := range v.topics {
-		t.fill(s.data)
-		v.header.SizeBytes += t.header.SizeBytes
-		v.header.MessagesCount += t.header.MessagesCount
+// fillStreams adds the counters of every topic of views (one batch, see
+// fillTopics) and rolls them up into each stream.
+func fillStreams(s *Store, views ...*streamView) {
+	var topics []*topicView
+	for _, v := range views {
+		topics = append(topics, v.topics...)
+	}
+	fillTopics(s.data, topics)
+	for _, v := range views {
+		for _, t := range v.topics {
+			v.header.SizeBytes += t.header.SizeBytes
+			v.header.MessagesCount += t.header.MessagesCount
+		}
 	}
 }
 
@@ -86,7 +94,7 @@ func (s *Store) getStream(x *dispatch.Exchange) {
 	}
 	v := newStreamView(st)
 	s.mu.RUnlock()
-	v.fill(s)
+	fillStreams(s, v)
 	d := wire.StreamDetails{Stream: v.header}
 	for _, t := range v.topics {
 		d.Topics = append(d.Topics, t.header)
@@ -110,9 +118,9 @@ func (s *Store) getStreams(x *dispatch.Exchange) {
 		views = append(views, newStreamView(s.st.streams[id]))
 	}
 	s.mu.RUnlock()
+	fillStreams(s, views...)
 	out := x.Scratch()
 	for _, v := range views {
-		v.fill(s)
 		out = v.header.AppendTo(out)
 	}
 	x.Reply(out)
@@ -140,7 +148,7 @@ func (s *Store) getTopic(x *dispatch.Exchange) {
 	}
 	v := topicDetails(t, st)
 	s.mu.RUnlock()
-	v.fill(s.data)
+	fillTopics(s.data, []*topicView{v})
 	x.Reply(v.appendTo(x.Scratch()))
 }
 
@@ -167,7 +175,7 @@ func (s *Store) getTopics(x *dispatch.Exchange) {
 	}
 	v := newStreamView(st)
 	s.mu.RUnlock()
-	v.fill(s)
+	fillStreams(s, v)
 	list := make(wire.Topics, 0, len(v.topics))
 	for _, t := range v.topics {
 		list = append(list, t.header)

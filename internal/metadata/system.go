@@ -162,8 +162,8 @@ func (s *Store) stats(d *dispatch.Dispatcher, sys System, p *probe) wire.Stats {
 	}
 	s.mu.RUnlock()
 	st.StreamsCount, st.TopicsCount, st.PartitionsCount, st.ConsumerGroupsCount = c.streams, c.topics, c.partitions, c.groups
+	fillTopics(s.data, views)
 	for _, v := range views {
-		v.fill(s.data)
 		st.MessagesSizeBytes += v.header.SizeBytes
 		st.MessagesCount += v.header.MessagesCount
 		for _, p := range v.partitions {

@@ -427,8 +427,8 @@ func describe(nd *testNode, g replication.GroupID) string {
 	return fmt.Sprintf("view %+v halted %v stats %+v", v, halted, nd.plane.PartitionStats(clusterRef, 0))
 }
 
-// TestClusterOffsetsAndLifecycle: a poll's auto-commit is replicated from
-// the leader and stays local on a follower; a NoAck store is answered at
+// TestClusterOffsetsAndLifecycle: a poll's auto-commit is stored on the
+// leader at once and replicated from it, and stays local on a follower; a NoAck store is answered at
 // once and still replicated; deleting the topic removes the group.
 func TestClusterOffsetsAndLifecycle(t *testing.T) {
 	_, nodes := startCluster(t, 3)
@@ -454,6 +454,12 @@ func TestClusterOffsetsAndLifecycle(t *testing.T) {
 		}
 	}
 	poll(nodes[0], 11) // leader: replicated
+	// ... and stored on the leader before the poll is answered, so that
+	// the next "next" poll or offset read there (where every node
+	// forwards them) sees it.
+	if off, ok := offset(nodes[0], 11); !ok || off != 2 {
+		t.Fatalf("the leader's auto-commit is not stored when the poll is answered: %d %v", off, ok)
+	}
 	for _, nd := range nodes {
 		eventually(t, 5*time.Second, "replicated auto-commit", func() bool { off, ok := offset(nd, 11); return ok && off == 2 })
 	}

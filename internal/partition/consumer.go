@@ -17,8 +17,9 @@ type target struct {
 	part *partition
 	kind storage.ConsumerKind
 	id   uint32
-	// client is the caller's session client id (group members report
-	// polls and commits under it).
+	// client is the caller's session client id as consumer groups know
+	// it (group members report polls and commits under it): the
+	// coordinator session's for an attached data connection.
 	client wire.Uint128
 }
 
@@ -72,10 +73,14 @@ func (p *Plane) resolve(x *dispatch.Exchange, c wire.Consumer, stream, topicID w
 		// No topic resolver (no metadata plane wired): not served.
 		return target{}, resolvedDeny, wire.ErrFeatureUnavailable.Code
 	}
-	user, client, ok := userOf(x)
+	b, ok := x.Conn.Binding()
 	if !ok {
 		return target{}, resolvedDeny, wire.ErrResourceNotFound.Code
 	}
+	// Consumer groups know the request by the group client: the
+	// coordinator session of an attached data connection
+	// (session.Binding.GroupClient).
+	user, client := uint32(b.UserID), b.GroupClient()
 	ref, ids, err := cat.ResolveTopic(stream, topicID)
 	if err != nil {
 		if o.writeCodes {

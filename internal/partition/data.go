@@ -228,6 +228,13 @@ func (p *Plane) DeleteGroupOffsets(t catalog.TopicRef, group uint32) error {
 	return errors.Join(errs...)
 }
 
+// Holds reports whether this node holds partition id of t (its replica,
+// in cluster mode), so that PartitionStats reports it from here.
+func (p *Plane) Holds(t catalog.TopicRef, id uint32) bool {
+	part := p.lookup(t.Incarnation, id)
+	return part != nil && part.log != nil
+}
+
 // PartitionStats implements catalog.Data.
 func (p *Plane) PartitionStats(t catalog.TopicRef, partitionID uint32) catalog.PartitionStats {
 	part := p.lookup(t.Incarnation, partitionID)

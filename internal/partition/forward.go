@@ -106,7 +106,27 @@ func (p *Plane) elsewhere(x *dispatch.Exchange, fwd *forwarded, ref catalog.Topi
 		fwd.leader, fwd.hasLeader = f.LeaderOf(g)
 		return true
 	}
+	if primaryOnly(x) {
+		// The client routes this request to the leader itself: a
+		// refusal that ran nothing makes it ask for the route again.
+		x.Deny(wire.ErrTransientNotAccepted.Code)
+		return true
+	}
 	return p.forward(x, ref, pid, g)
+}
+
+// primaryOnly reports whether x must run on the partition's leader and
+// is answered 58 elsewhere instead of forwarded: POLL_MESSAGES_ON_PRIMARY,
+// and every partition request of a data connection an official SDK
+// attached to its coordinator session (wire/consumer_routing.go). Such a
+// client asked the cluster for the leader (GET_POLL_ROUTING,
+// GET_CONSUMER_OFFSET_ROUTING) and asks again after a 58.
+func primaryOnly(x *dispatch.Exchange) bool {
+	if x.Info.Code == wire.CmdPollMessagesOnPrimary {
+		return true
+	}
+	b, ok := x.Conn.Binding()
+	return ok && !b.Consumer.IsZero()
 }
 
 // leadsHere reports whether this node holds a working replica of

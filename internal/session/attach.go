@@ -88,3 +88,33 @@ func (t *ClientTable) Owner(client wire.Uint128) (epoch uint64, user uint32, ok 
 	}
 	return ent.epoch, ent.userID, true
 }
+
+// AttachConsumer handles ATTACH_CONSUMER_SESSION (wire/consumer_routing.go)
+// once this node applied the metadata the request names: the logged-in
+// connection c acts for client's session in consumer groups from now on.
+// It answers 0, or the status of a refusal: 40 when c is not logged in;
+// 30 (StaleClient) when the client table does not hold client's session
+// live at exactly epoch under c's user (another user's session, a session
+// that ended or was replaced by a new login), so that the client fetches
+// its route and session again. Nothing is committed.
+func (m *Manager) AttachConsumer(c *Conn, client wire.Uint128, epoch uint64) uint32 {
+	b, bound := c.Binding()
+	if !bound {
+		return wire.ErrUnauthenticated.Code
+	}
+	o, ok := m.table.(sessionOwner)
+	if !ok {
+		return wire.ErrFeatureUnavailable.Code
+	}
+	cur, owner, live := o.Owner(client)
+	if !live || cur != epoch || owner != uint32(b.UserID) {
+		return wire.ErrStaleClient.Code
+	}
+	c.mu.Lock()
+	if c.bound && c.bind.Client == b.Client {
+		c.bind.Consumer, c.bind.ConsumerSession = client, epoch
+	}
+	c.mu.Unlock()
+	m.opts.Logger.Debug("connection attached to a consumer session", "conn", c.ID, "addr", c.Addr, "user", uint32(b.UserID), "session", epoch)
+	return 0
+}

@@ -132,3 +132,50 @@ func TestAttachRefusals(t *testing.T) {
 		t.Fatalf("attach to an ended session: %+v", res)
 	}
 }
+
+// TestAttachConsumer: ATTACH_CONSUMER_SESSION on a logged-in connection
+// keeps its own client id and session and makes consumer groups know it
+// by the coordinator's; a connection that is not logged in gets 40, a
+// wrong epoch or another user's session 30 (StaleClient).
+func TestAttachConsumer(t *testing.T) {
+	m, _ := attachManager(t)
+	coord := m.Open(TransportTCP, "coordinator", nil)
+	epoch := m.Login(coord, cid(7), loginBody()).Reply.Session
+	if epoch == 0 {
+		t.Fatal("coordinator login failed")
+	}
+	data := m.Open(TransportTCP, "data", nil)
+	if code := m.AttachConsumer(data, cid(7), epoch); code != wire.ErrUnauthenticated.Code {
+		t.Fatalf("attach before login: %d", code)
+	}
+	if res := m.Login(data, cid(8), loginBody()); res.Reply.Session == 0 {
+		t.Fatalf("data login: %+v", res)
+	}
+	own, _ := data.Binding()
+	for _, bad := range []struct {
+		client wire.Uint128
+		epoch  uint64
+	}{{cid(7), epoch + 1}, {cid(7), epoch - 1}, {cid(99), 1}} {
+		if code := m.AttachConsumer(data, bad.client, bad.epoch); code != wire.ErrStaleClient.Code {
+			t.Fatalf("attach to %v epoch %d: %d", bad.client, bad.epoch, code)
+		}
+	}
+	bob := m.Open(TransportTCP, "bob", nil)
+	l := wire.LoginRegister{Version: wire.ClientVersionInfo{ProtocolVersion: wire.ProtocolVersion, SDKName: "t", SDKVersion: "1"}, Username: "bob", Password: "secret"}
+	if res := m.Login(bob, cid(9), l.AppendTo(nil)); res.Reply.Session == 0 {
+		t.Fatalf("bob login: %+v", res)
+	}
+	if code := m.AttachConsumer(bob, cid(7), epoch); code != wire.ErrStaleClient.Code {
+		t.Fatalf("attach to another user's session: %d", code)
+	}
+	if b, _ := data.Binding(); b.GroupClient() != cid(8) {
+		t.Fatalf("refused attaches changed the group client: %+v", b)
+	}
+	if code := m.AttachConsumer(data, cid(7), epoch); code != 0 {
+		t.Fatalf("attach: %d", code)
+	}
+	b, _ := data.Binding()
+	if b.Client != own.Client || b.Session != own.Session || b.GroupClient() != cid(7) || b.ConsumerSession != epoch {
+		t.Fatalf("attached binding %+v (own %+v)", b, own)
+	}
+}

@@ -42,6 +42,24 @@ type Binding struct {
 	// another connection registered (Manager.Attach): ending it commits no
 	// Logout, so the session and its consumer-group memberships live on.
 	Attached bool
+	// Consumer and ConsumerSession name the coordinator session a logged-in
+	// connection was attached to by ATTACH_CONSUMER_SESSION
+	// (Manager.AttachConsumer; zero when it was not): the data connection
+	// an official SDK opens to a partition's primary. Its partition
+	// requests act for Consumer in consumer groups, while its own Client
+	// keeps deduplicating its writes; they run only on the partition's
+	// leader (58 elsewhere, so the SDK asks for the route again).
+	Consumer        wire.Uint128
+	ConsumerSession uint64
+}
+
+// GroupClient is the client id consumer groups know the connection's
+// requests by: the attached coordinator session's, else its own.
+func (b Binding) GroupClient() wire.Uint128 {
+	if !b.Consumer.IsZero() {
+		return b.Consumer
+	}
+	return b.Client
 }
 
 // Conn is the session-plane state of one transport connection

@@ -6,11 +6,26 @@ stream, in that order.
 
 from __future__ import annotations
 
+import asyncio
+import os
+
 import apache_iggy as iggy
 import pytest
 
 import wire
-from scenario import GROUP_TOPIC, POLLING_TOPIC, ROUTING_TOPIC, SCRATCH_TOPIC, World
+from scenario import CLUSTER, GROUP_TOPIC, POLLING_TOPIC, ROUTING_TOPIC, SCRATCH_TOPIC, World
+
+
+@pytest.mark.skipif(not CLUSTER, reason="cluster runs only")
+async def test_record_partition_map(world: World) -> None:
+    """Cluster run: record the partition map while the topics exist."""
+    command = world.env.get("COMPAT_CLUSTER_MAP_CMD")
+    assert command, "COMPAT_CLUSTER_MAP_CMD not set by run.sh"
+    proc = await asyncio.create_subprocess_exec(
+        "bash", "-c", command, stderr=asyncio.subprocess.PIPE, env=dict(os.environ)
+    )
+    _, err = await proc.communicate()
+    assert proc.returncode == 0, f"partition map command failed: {err.decode().strip()}"
 
 
 async def test_delete_personal_access_token(world: World) -> None:

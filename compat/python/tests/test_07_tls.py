@@ -10,7 +10,10 @@ from __future__ import annotations
 import apache_iggy as iggy
 import pytest
 
-from scenario import ROOT_PASSWORD, ROOT_USER, TopicSpec, World
+from scenario import CLUSTER, ROOT_PASSWORD, ROOT_USER, TopicSpec, World
+
+# A cluster run checks the plain-TCP steps only; TLS stays single-node.
+pytestmark = pytest.mark.skipif(CLUSTER, reason="TLS: single-node run only")
 
 TLS_TOPIC = TopicSpec("secure", 1)
 

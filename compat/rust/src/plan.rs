@@ -1,9 +1,13 @@
 //! The order of the checks and what each one needs from the earlier ones.
 
+use std::time::Duration;
+
 use iggy::prelude::IggyClient;
 
+use crate::CHECK_LIMIT;
 use crate::catalog::{self, TopicRef};
 use crate::connect::{self, Target};
+use crate::outcome::{Outcome, ensure};
 use crate::report::Report;
 use crate::{auth, cleanup, group, messages, polling, tls, users};
 
@@ -135,6 +139,11 @@ pub async fn plain_checks(report: &mut Report, target: &Target) {
     match &group_topic {
         Some(topic) => group_checks(report, &root, target, topic).await,
         None => report.blocked(&GROUP_CHECKS, "group.topic.create"),
+    }
+    if let Some(command) = cluster_map_command() {
+        report
+            .run("cluster.partition_map", record_partition_map(command))
+            .await;
     }
 
     match &main_topic {
@@ -283,7 +292,24 @@ async fn group_checks(report: &mut Report, root: &IggyClient, target: &Target, t
     } else {
         report.blocked(&["group.rebalance", "group.drain"], "group.consume");
     }
-    report.run("group.leave", group::leave(root, run)).await;
+    // In a cluster the SDK sends a member's polls and offset stores over a
+    // data connection to the partition's leader (one per node), which it
+    // keeps locked for the whole of an exchange (iggy 0.11.0,
+    // poll_routing.rs). The drain selects over both members, so the member
+    // that did not deliver last is left with its poll future parked inside
+    // the IggyConsumer, possibly in the middle of an exchange; nothing polls
+    // it again, and the final offset flush in `shutdown()` then waits for
+    // that lock until the SDK's 30 s routing budget runs out (the flush
+    // fails, which the SDK ignores). The server answered long before (it is
+    // not waiting), so leave gets that time on top of the usual limit.
+    let limit = if cluster_run() {
+        Duration::from_secs(75)
+    } else {
+        CHECK_LIMIT
+    };
+    report
+        .run_within("group.leave", limit, group::leave(root, run))
+        .await;
 }
 
 /// Connect, log in, send and poll over TLS with certificate verification.
@@ -329,4 +355,38 @@ pub async fn tls_checks(report: &mut Report, target: &Target) {
         report.blocked(&["tls.topic.create", "tls.send_poll"], "tls.stream.create");
     }
     connect::close(client).await;
+}
+
+/// Whether this run is against a node of a cluster (`COMPAT_CLUSTER`).
+pub fn cluster_run() -> bool {
+    std::env::var("COMPAT_CLUSTER").is_ok_and(|v| !v.is_empty())
+}
+
+/// The command that records the cluster's partition map
+/// (`COMPAT_CLUSTER_MAP_CMD`, cluster runs only).
+fn cluster_map_command() -> Option<String> {
+    std::env::var("COMPAT_CLUSTER_MAP_CMD")
+        .ok()
+        .filter(|c| cluster_run() && !c.is_empty())
+}
+
+/// Runs the map command while the scenario's topics exist, so that run.sh
+/// can check afterwards that the node under test holds none of them.
+async fn record_partition_map(command: String) -> Outcome {
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&command)
+            .output()
+    })
+    .await
+    .map_err(|e| format!("partition map command: {e}"))?
+    .map_err(|e| format!("partition map command: {e}"))?;
+    ensure(output.status.success(), || {
+        format!(
+            "partition map command failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )
+    })
 }

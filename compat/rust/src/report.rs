@@ -37,20 +37,28 @@ impl Report {
         name: &str,
         check: impl Future<Output = Outcome<T>>,
     ) -> Option<T> {
+        self.run_within(name, self.limit, check).await
+    }
+
+    /// Runs `check` like [`Report::run`] but under `limit` instead of the
+    /// report's limit.
+    pub async fn run_within<T>(
+        &mut self,
+        name: &str,
+        limit: Duration,
+        check: impl Future<Output = Outcome<T>>,
+    ) -> Option<T> {
         if self.hangs >= MAX_HANGS {
             self.failed += 1;
             println!("FAIL {name}: not run, {MAX_HANGS} checks already hung");
             return None;
         }
         let started = Instant::now();
-        let result = match tokio::time::timeout(self.limit, check).await {
+        let result = match tokio::time::timeout(limit, check).await {
             Ok(result) => result,
             Err(_) => {
                 self.hangs += 1;
-                Err(format!(
-                    "no answer within {} s (hang)",
-                    self.limit.as_secs()
-                ))
+                Err(format!("no answer within {} s (hang)", limit.as_secs()))
             }
         };
         let millis = started.elapsed().as_millis();

@@ -120,6 +120,9 @@ func NewClientID() wire.Uint128 {
 	}
 }
 
+// Session returns the session epoch of the last login (0 before one).
+func (c *Conn) Session() uint64 { return c.session }
+
 // NextRequest returns the request number the next replicated request
 // will carry.
 func (c *Conn) NextRequest() uint64 { return c.next }

@@ -27,8 +27,9 @@ import (
 // copy not yet applied, e.g. uncommitted in a new leader's log) → 57; a
 // copy that committed meanwhile → the duplicate window's answer.
 // Polls and GET_CONSUMER_OFFSET are served from the local applied state on
-// every node. A poll's auto-commit is proposed without waiting by the
-// leader; on a follower it is stored locally and not replicated. An Async
+// every node. A poll's auto-commit is stored at once and proposed without
+// waiting by the leader; on a follower it is stored locally and not
+// replicated. An Async
 // write (NoAck) answers once the leader's checks pass and is proposed in
 // the background; those proposals are joined by Set.Close.
 
@@ -88,8 +89,18 @@ func (r *Replica) Commit(ctx context.Context, w commit.Write) commit.Outcome {
 	return commit.Outcome{Code: res.code, Base: res.base, Index: res.index, Term: res.term, Replica: uint8(s.r.Self())}
 }
 
-// autoCommit handles a poll's auto-commit: the leader proposes it without
-// waiting; elsewhere it is stored locally (not replicated).
+// autoCommit handles a poll's auto-commit: the leader stores it at once
+// and proposes it without waiting; elsewhere it is stored locally (not
+// replicated).
+//
+// The leader's own store comes first so that the poll's client reads its
+// own commit: the next "next" poll or GET_CONSUMER_OFFSET, which every
+// node serves on the leader, would otherwise race the background proposal
+// and could deliver the same messages again. The reference's primary
+// stores it locally too and replicates it without waiting. An advance
+// never moves an offset back, so the replicated entry changes nothing more
+// when it applies here; if the proposal is lost with the leadership, the
+// new leader never had the commit (at-least-once, as before).
 func (r *Replica) autoCommit(w commit.Write) commit.Outcome {
 	s := r.set
 	if !s.leads(r.group) {
@@ -102,6 +113,9 @@ func (r *Replica) autoCommit(w commit.Write) commit.Outcome {
 			w.Applied()
 		}
 		return commit.Outcome{Code: code}
+	}
+	if _, err := commit.ApplyOffset(r.part.Log.Offsets(), &w); err != nil {
+		s.log.Warn("auto-commit failed", "dir", r.part.Dir, "err", err)
 	}
 	r.background(entryOf(&w), w.Applied)
 	return commit.Outcome{}
