@@ -60,17 +60,23 @@ func (c *Client) scheme() string {
 // nodeAddr is the address of node n for the transport in use ("" when
 // the node does not serve it).
 func nodeAddr(n *wire.ClusterNode, scheme string) string {
-	port := n.TCPPort
+	return endpoint(n.IP, scheme, n.TCPPort, n.QUICPort, n.WebSocketPort)
+}
+
+// endpoint is host joined with the port of the transport scheme names
+// ("" when the host is unknown or the node does not serve it).
+func endpoint(host, scheme string, tcp, quic, ws uint16) string {
+	port := tcp
 	switch scheme {
 	case SchemeQUIC:
-		port = n.QUICPort
+		port = quic
 	case SchemeWS:
-		port = n.WebSocketPort
+		port = ws
 	}
-	if port == 0 || n.IP == "" {
+	if port == 0 || host == "" {
 		return ""
 	}
-	return net.JoinHostPort(n.IP, strconv.Itoa(int(port)))
+	return net.JoinHostPort(host, strconv.Itoa(int(port)))
 }
 
 // learnRoster records the healthy nodes of md as reconnect candidates and

@@ -2,8 +2,6 @@ package client
 
 import (
 	"bytes"
-	"net"
-	"strconv"
 
 	"github.com/iggo-dev/iggo/internal/xhash"
 	"github.com/iggo-dev/iggo/wire"
@@ -119,17 +117,7 @@ func newRouteTable(m *wire.PartitionMap, scheme string) *routeTable {
 // mapNodeAddr is the address of a map node for the transport in use (""
 // when the node does not serve it).
 func mapNodeAddr(n *wire.PartitionMapNode, scheme string) string {
-	port := n.TCPPort
-	switch scheme {
-	case SchemeQUIC:
-		port = n.QUICPort
-	case SchemeWS:
-		port = n.WebSocketPort
-	}
-	if port == 0 || n.Host == "" {
-		return ""
-	}
-	return net.JoinHostPort(n.Host, strconv.Itoa(int(port)))
+	return endpoint(n.Host, scheme, n.TCPPort, n.QUICPort, n.WebSocketPort)
 }
 
 // topic finds the topic a request names.

@@ -121,6 +121,12 @@ func (e *Executor) Running() int {
 // after the steps in progress returned.
 func (e *Executor) Run(ctx context.Context) {
 	defer e.wg.Wait()
+	every(ctx, e.cfg.Interval, e.wake, e.scan)
+}
+
+// every runs fn at once, then each interval and whenever wake fires,
+// until ctx ends.
+func every(ctx context.Context, interval time.Duration, wake <-chan struct{}, fn func(context.Context)) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -128,10 +134,10 @@ func (e *Executor) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-e.wake:
+		case <-wake:
 		}
-		e.scan(ctx)
-		t.Reset(e.cfg.Interval)
+		fn(ctx)
+		t.Reset(interval)
 	}
 }
 

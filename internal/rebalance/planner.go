@@ -130,18 +130,7 @@ type Result struct {
 // returns when ctx ends.
 func (p *Planner) Run(ctx context.Context) {
 	defer close(p.stopped)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-p.wake:
-		}
-		p.check(ctx)
-		t.Reset(p.cfg.Interval)
-	}
+	every(ctx, p.cfg.Interval, p.wake, p.check)
 }
 
 // check is one background check.
