@@ -11,20 +11,24 @@
 #             (--partition-routing=false: what an official SDK does; the
 #             node forwards to each partition's leader)
 # Each run: `iggo bench pinned-producer` with IGGO_SCALE_PRODUCERS
-# producers (default 6: one partition each, placed and led by the
+# producers (default 12: one partition each, placed and led by the
 # cluster), IGGO_SCALE_SIZE-byte messages (default 1000) in batches of
 # IGGO_SCALE_BATCH (default 100), for IGGO_SCALE_SECONDS (default 10)
 # after a 3 s warm-up. Prints every run, the medians and the ratios
 # 3spread/3meta, 6spread/3spread and 3spread/3onenode. Needs root (it
 # creates cgroups under /sys/fs/cgroup/cpu) and jq.
 # Usage: sudo bench/scale-out.sh   (IGGO_SCALE_QUOTA: CPU per node in
-#        percent of one core, default 25; IGGO_SCALE_RUNS, default 3;
+#        percent of one core, default 25, enforced every
+#        IGGO_SCALE_PERIOD_US, default 10000: a short period keeps a
+#        throttled node from stalling for most of 100 ms; IGGO_SCALE_RUNS,
+#        default 3;
 #        IGGO_SCALE_CONFIGS to pick configurations, e.g. "3spread 3meta")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quota=${IGGO_SCALE_QUOTA:-25}
+period=${IGGO_SCALE_PERIOD_US:-10000}
 runs=${IGGO_SCALE_RUNS:-3}
-producers=${IGGO_SCALE_PRODUCERS:-6}
+producers=${IGGO_SCALE_PRODUCERS:-12}
 size=${IGGO_SCALE_SIZE:-1000}
 batch=${IGGO_SCALE_BATCH:-100}
 seconds=${IGGO_SCALE_SECONDS:-10}
@@ -76,8 +80,8 @@ start_cluster() {
   while read -r pid; do
     g=$cg/iggo-scale-$$-$i
     mkdir -p "$g"
-    echo 100000 >"$g/cpu.cfs_period_us"
-    echo $((quota * 1000)) >"$g/cpu.cfs_quota_us"
+    echo "$period" >"$g/cpu.cfs_period_us"
+    echo $((quota * period / 100)) >"$g/cpu.cfs_quota_us"
     echo "$pid" >"$g/cgroup.procs"
     groups+=("$g")
     i=$((i + 1))
