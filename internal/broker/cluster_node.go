@@ -123,6 +123,13 @@ func (l *lateNetwork) Send(to replication.NodeID, envs []transport.Envelope) {
 	}
 }
 
+// Reset aborts the transport's connection to peer to (replication.Resetter).
+func (l *lateNetwork) Reset(to replication.NodeID) {
+	if t := l.t.Load(); t != nil {
+		t.Reset(to)
+	}
+}
+
 // replicaTLS returns the replica port's TLS settings, or nil when TLS is
 // off. With files, both sides present their certificate and verify the
 // peer against ca_file (the dialer checks the roster IP). Self-signed

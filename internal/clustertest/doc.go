@@ -27,5 +27,7 @@
 // one, IGGO_CLUSTER_SEED fixes the first seed, IGGO_CLUSTER_FAILOVERS=N
 // kills the leader N times in TestLeaderKillUnderLoad (a distribution of
 // failover times), and IGGO_TEST_LOG=1 copies the node logs of a test to
-// its output (the last lines of each are copied when a test fails).
+// its output (the last lines of each are copied when a test fails);
+// IGGO_TEST_LOG_LEVEL sets the nodes' log level (default info; debug adds
+// raft's role and term changes).
 package clustertest

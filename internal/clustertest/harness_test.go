@@ -110,7 +110,11 @@ func (h *Harness) Start(i int, args ...string) {
 	if p := h.procs[i]; p != nil && !p.Exited() {
 		h.t.Fatalf("start node %d: pid %d still running", i, p.PID())
 	}
-	p, err := h.Layout.Start(iggoBin, i, []string{"IGGY_SYSTEM_LOGGING_LEVEL=info"}, args...)
+	level := "info"
+	if l := os.Getenv("IGGO_TEST_LOG_LEVEL"); l != "" {
+		level = l // e.g. debug: raft's role and term changes
+	}
+	p, err := h.Layout.Start(iggoBin, i, []string{"IGGY_SYSTEM_LOGGING_LEVEL=" + level}, args...)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -116,6 +116,15 @@ func (w *Workload) Verify(t testing.TB, catchUp time.Duration) Report {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
+	if r.Total > 0 {
+		// Say whether the leader itself moved on after its logs were
+		// taken as final (a write applied late) or still answers them.
+		if now, err := w.readAll(leader); err == nil && !equalLogs(now, logs) {
+			t.Logf("leader node %d now differs from its final read: %s", leader, diffLogs(now, logs))
+		} else if err == nil {
+			t.Logf("leader node %d still answers its final read", leader)
+		}
+	}
 	checkStart := time.Now()
 	r.Linearizable = CheckLinearizable(ops)
 	r.WritesLinearizable = r.Linearizable

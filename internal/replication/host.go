@@ -28,6 +28,16 @@ type Network interface {
 	Send(to NodeID, envs []transport.Envelope)
 }
 
+// Resetter is implemented by a Network that can abort its connection to
+// a peer, discarding whatever it still buffers for it. The host resets
+// the connection to a peer it declares dead (quiesce.go, peerDown), so
+// nothing written to the silent peer (a forwarded request whose caller
+// was told the call was lost) is delivered long after, when the network
+// heals and TCP retransmits it.
+type Resetter interface {
+	Reset(to NodeID)
+}
+
 // Entry is one committed log entry handed to a group's GroupMachine.
 type Entry struct {
 	Index, Term uint64

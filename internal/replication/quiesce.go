@@ -107,7 +107,8 @@ func (h *Host) checkPeers() {
 	}
 }
 
-// peerDown fails the calls waiting for the dead peer's reply, forgets
+// peerDown resets the connection to the dead peer (Resetter: nothing
+// written to it may arrive late), fails the calls waiting for its reply, forgets
 // its leaderships (directory.go) and wakes every quiesced group it
 // belongs to. In the
 // groups it led, every follower forgets it (so it grants pre-votes at
@@ -118,6 +119,11 @@ func (h *Host) checkPeers() {
 // reference's "next view's primary is view % n", this picks one
 // candidate deterministically and avoids split votes.
 func (h *Host) peerDown(n NodeID) {
+	// The calls to n fail now; what was written for them (and anything
+	// else) must not reach n later, when it is heard from again.
+	if r, ok := h.cfg.Network.(Resetter); ok {
+		r.Reset(n)
+	}
 	h.calls.failPeer(n, ErrCallLost)
 	h.dir.forget(n)
 	for _, g := range h.groups {

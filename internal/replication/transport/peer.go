@@ -372,3 +372,35 @@ func (p *peer) dial() (net.Conn, error) {
 	}
 	return c, nil
 }
+
+// reset aborts the current connection, if any: what it still held
+// unsent or unacknowledged is discarded (linger 0: the kernel sends a
+// reset instead of retransmitting it later), the queue is dropped and
+// reported, the loss of the connection announced, and a dialer redials.
+// It does not block: the close runs on a goroutine of the peer's.
+func (p *peer) reset() {
+	p.mu.Lock()
+	c, gen := p.conn, p.gen
+	if c == nil || p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	// The reader joins the WaitGroup under mu, as in attach.
+	p.wg.Go(func() {
+		abortConn(c)
+		p.detach(c, gen)
+	})
+	p.mu.Unlock()
+}
+
+// abortConn closes c so that nothing it still buffers is ever sent.
+func abortConn(c net.Conn) {
+	raw := c
+	if tc, ok := c.(*tls.Conn); ok {
+		raw = tc.NetConn() // no close_notify: it would queue behind the stale data
+	}
+	if tcp, ok := raw.(*net.TCPConn); ok {
+		_ = tcp.SetLinger(0)
+	}
+	raw.Close()
+}

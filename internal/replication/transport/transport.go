@@ -231,6 +231,23 @@ func (t *Transport) Send(to NodeID, envs []Envelope) {
 	p.enqueue(envs)
 }
 
+// Reset aborts the connection to peer id: whatever it still buffers is
+// discarded rather than delivered late, the envelopes queued for id are
+// dropped and reported, the loss of the connection is announced
+// (ConnHandler.Disconnected), and the dialing side connects again. The
+// host calls it when it declares id dead: the requests it wrote to a
+// silent peer (the calls it has already failed) must not reach that
+// peer seconds later, when the network heals and TCP retransmits them.
+// It never blocks.
+func (t *Transport) Reset(id NodeID) {
+	t.mu.Lock()
+	p := t.peers[id]
+	t.mu.Unlock()
+	if p != nil {
+		p.reset()
+	}
+}
+
 // Connected reports whether a handshaken connection to peer id is up.
 func (t *Transport) Connected(id NodeID) bool {
 	t.mu.Lock()
