@@ -95,11 +95,27 @@ func freePorts(t testing.TB, n int) []uint16 {
 	return out
 }
 
-// N returns the number of nodes.
-func (h *Harness) N() int { return len(h.procs) }
+// N returns the number of nodes. Like Addr it is safe while a test grows
+// the cluster (grow appends under mu).
+func (h *Harness) N() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.procs)
+}
 
 // Addr returns node i's client address.
-func (h *Harness) Addr(i int) string { return h.Layout.TCPAddr(i) }
+func (h *Harness) Addr(i int) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.Layout.TCPAddr(i)
+}
+
+// addrs returns every node's client address.
+func (h *Harness) addrs() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.Layout.TCPAddrs()
+}
 
 // Start starts node i (its previous process must have exited), with
 // extra server flags args.
@@ -212,7 +228,7 @@ func (h *Harness) WaitLeader(timeout time.Duration) int {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	l, _, err := local.WaitLeader(ctx, h.Layout.TCPAddrs(), 100*time.Millisecond, h.Down()...)
+	l, _, err := local.WaitLeader(ctx, h.addrs(), 100*time.Millisecond, h.Down()...)
 	if err != nil {
 		h.t.Fatalf("no leader within %s: %v", timeout, err)
 	}
