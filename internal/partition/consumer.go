@@ -128,7 +128,7 @@ func (p *Plane) resolve(x *dispatch.Exchange, c wire.Consumer, stream, topicID w
 	if o.writeCodes {
 		missing = wire.ErrResourceNotFound.Code
 	}
-	if !hasPartition(ids, pid) {
+	if !has(ids, pid) {
 		return target{}, resolvedDeny, missing
 	}
 	t.part = p.lookup(ref.Incarnation, pid)

@@ -32,21 +32,6 @@ import (
 //     client id and request number meets the leader's duplicate window
 //     as a retry sent there directly would.
 
-// Forwarder is the plane's seam to the other nodes of a cluster
-// (Options.Forwarder; nil on a single node).
-type Forwarder interface {
-	// Self is this node's replica id.
-	Self() replication.NodeID
-	// LeaderOf returns the leader of group g: this node's own replica's
-	// view when it knows one, else the leader directory.
-	LeaderOf(g replication.GroupID) (replication.NodeID, bool)
-	// AwaitLeader waits until a leader of g is known (LeaderOf).
-	AwaitLeader(ctx context.Context, g replication.GroupID) (replication.NodeID, error)
-	// Forward sends a forwarded request to node to and returns the
-	// payload ServeForwarded answered there.
-	Forward(ctx context.Context, to replication.NodeID, payload []byte) ([]byte, error)
-}
-
 // forwardTimeout bounds one forwarded request: the leader's own waits
 // (its proposal's, replicated's proposeTimeout) and the two hops.
 const forwardTimeout = 10 * time.Second
@@ -81,7 +66,7 @@ func (p *Plane) routeRead(x *dispatch.Exchange, fwd *forwarded, stream, topic wi
 	if opt.Present {
 		pid = opt.ID
 	}
-	if !hasPartition(ids, pid) {
+	if !has(ids, pid) {
 		return false
 	}
 	return p.elsewhere(x, fwd, ref, pid)

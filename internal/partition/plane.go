@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,21 @@ const (
 
 // DefaultRetentionInterval is data_maintenance.messages.interval.
 const DefaultRetentionInterval = time.Minute
+
+// Forwarder is the plane's seam to the other nodes of a cluster
+// (Options.Forwarder; nil on a single node).
+type Forwarder interface {
+	// Self is this node's replica id.
+	Self() replication.NodeID
+	// LeaderOf returns the leader of group g: this node's own replica's
+	// view when it knows one, else the leader directory.
+	LeaderOf(g replication.GroupID) (replication.NodeID, bool)
+	// AwaitLeader waits until a leader of g is known (LeaderOf).
+	AwaitLeader(ctx context.Context, g replication.GroupID) (replication.NodeID, error)
+	// Forward sends a forwarded request to node to and returns the
+	// payload ServeForwarded answered there.
+	Forward(ctx context.Context, to replication.NodeID, payload []byte) ([]byte, error)
+}
 
 // Options configure a Plane.
 type Options struct {
@@ -236,4 +252,10 @@ type mode interface {
 	await(ctx context.Context, t catalog.TopicRef, ids []uint32) error
 	// close ends the mode's goroutines (Plane.Close).
 	close()
+}
+
+// has reports whether partition id is in the ascending list ids.
+func has(ids []uint32, id uint32) bool {
+	_, found := slices.BinarySearch(ids, id)
+	return found
 }

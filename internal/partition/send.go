@@ -23,20 +23,6 @@ func userOf(x *dispatch.Exchange) (user uint32, client wire.Uint128, ok bool) {
 	return uint32(b.UserID), b.Client, true
 }
 
-// hasPartition reports whether id is in the ascending list ids.
-func hasPartition(ids []uint32, id uint32) bool {
-	lo, hi := 0, len(ids)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if ids[mid] < id {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo < len(ids) && ids[lo] == id
-}
-
 // pickPartition resolves the target partition of a send to topic ref
 // (semantics.md §4.1) with the topic's Balanced counter (a topic this node
 // holds no partition of keeps its counter in the plane). ok is false when
@@ -59,7 +45,7 @@ func pick(rr *atomic.Uint32, pt wire.Partitioning, ids []uint32) (uint32, bool) 
 	}
 	switch pt.Kind {
 	case wire.PartitionByID:
-		return pt.PartitionID, hasPartition(ids, pt.PartitionID)
+		return pt.PartitionID, has(ids, pt.PartitionID)
 	case wire.PartitionByKey:
 		return ids[xhash.XXH32(pt.Key, 0)%uint32(len(ids))], true
 	default:
@@ -111,7 +97,7 @@ func (p *Plane) sendAt(x *dispatch.Exchange, fwd *forwarded) {
 	var pid uint32
 	if fwd != nil {
 		// The node that forwarded it picked the partition.
-		pid, ok = fwd.partition, hasPartition(ids, fwd.partition)
+		pid, ok = fwd.partition, has(ids, fwd.partition)
 	} else {
 		pid, ok = p.pickPartition(ref, req.Partitioning, ids)
 	}
