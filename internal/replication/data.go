@@ -8,17 +8,7 @@ import (
 // leadership announcements) and returns the others, for the loop. It runs
 // on a transport reader and does not block.
 func (h *Host) takeData(from NodeID, envs []transport.Envelope) []transport.Envelope {
-	n := 0
-	for _, e := range envs {
-		if e.Kind.CarriesData() {
-			n++
-		}
-	}
-	if n == 0 {
-		return envs
-	}
-	rest := make([]transport.Envelope, 0, len(envs)-n)
-	for _, e := range envs {
+	return splitData(envs, func(e transport.Envelope) {
 		switch e.Kind {
 		case transport.KindCall:
 			h.calls.serve(from, e)
@@ -26,17 +16,27 @@ func (h *Host) takeData(from NodeID, envs []transport.Envelope) []transport.Enve
 			h.calls.reply(from, e)
 		case transport.KindDirectory:
 			h.receiveAnnouncement(from, e.Data)
-		default:
-			rest = append(rest, e)
 		}
-	}
-	return rest
+	})
 }
 
 // dataUnreachable handles the envelopes of envs that carry data and were
 // not sent (a call fails at once; a lost announcement makes the next one
 // to that peer a full table) and returns the others.
 func (h *Host) dataUnreachable(to NodeID, envs []transport.Envelope) []transport.Envelope {
+	return splitData(envs, func(e transport.Envelope) {
+		switch e.Kind {
+		case transport.KindCall:
+			h.calls.complete(e.Group, nil, callResult{err: errUnreachable(e, to)})
+		case transport.KindDirectory:
+			h.dir.markResync(to)
+		}
+	})
+}
+
+// splitData passes each envelope of envs that carries data to handle and
+// returns the others (envs itself when none carries data).
+func splitData(envs []transport.Envelope, handle func(transport.Envelope)) []transport.Envelope {
 	n := 0
 	for _, e := range envs {
 		if e.Kind.CarriesData() {
@@ -48,13 +48,9 @@ func (h *Host) dataUnreachable(to NodeID, envs []transport.Envelope) []transport
 	}
 	rest := make([]transport.Envelope, 0, len(envs)-n)
 	for _, e := range envs {
-		switch e.Kind {
-		case transport.KindCall:
-			h.calls.complete(e.Group, nil, callResult{err: errUnreachable(e, to)})
-		case transport.KindReply:
-		case transport.KindDirectory:
-			h.dir.markResync(to)
-		default:
+		if e.Kind.CarriesData() {
+			handle(e)
+		} else {
 			rest = append(rest, e)
 		}
 	}

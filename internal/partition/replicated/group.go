@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
@@ -31,8 +30,7 @@ func (s *Set) Add(t catalog.TopicRef, part Partition) *Replica {
 	// bootstrap the group with the same members.
 	rep := &Replica{set: s, group: GroupID(t, part.ID), ref: t, part: &part, voters: bootstrapVoters(s.r.Voters(), part), reqs: newRequests(part.Window)}
 	if part.Replicas != nil {
-		l := slices.Clone(part.Replicas)
-		rep.replicas.Store(&l)
+		rep.setPreference(part.Replicas)
 	}
 	s.mu.Lock()
 	if cur, ok := s.groups[rep.group]; ok {
@@ -49,29 +47,33 @@ func (s *Set) Add(t catalog.TopicRef, part Partition) *Replica {
 // (a move changed it) for Preference; unknown partitions are ignored.
 func (s *Set) SetReplicas(t catalog.TopicRef, id uint32, replicas []uint8) {
 	if rep := s.replicaOf(GroupID(t, id)); rep != nil {
-		l := slices.Clone(replicas)
-		rep.replicas.Store(&l)
+		rep.setPreference(replicas)
 	}
 }
 
+// setPreference records replicas as the group's leader preference,
+// converted once here rather than on every balancing round.
+func (r *Replica) setPreference(replicas []uint8) {
+	l := make([]replication.NodeID, len(replicas))
+	for i, id := range replicas {
+		l[i] = replication.NodeID(id)
+	}
+	r.preference.Store(&l)
+}
+
 // Preference returns the replica list of group g as node ids, preferred
-// leader first (nil: the group is not here or has no list). It is cheap
-// and never blocks on the host: the host's leader balancing calls it on
-// its loop.
+// leader first (nil: the group is not here or has no list); callers must
+// not change it. It is cheap, allocates nothing and never blocks on the
+// host: the host's leader balancing calls it on its loop.
 func (s *Set) Preference(g replication.GroupID) []replication.NodeID {
 	rep := s.replicaOf(g)
 	if rep == nil {
 		return nil
 	}
-	l := rep.replicas.Load()
-	if l == nil {
-		return nil
+	if l := rep.preference.Load(); l != nil {
+		return *l
 	}
-	out := make([]replication.NodeID, len(*l))
-	for i, r := range *l {
-		out[i] = replication.NodeID(r)
-	}
-	return out
+	return nil
 }
 
 // bootstrapVoters are the members a new group starts with: none when the

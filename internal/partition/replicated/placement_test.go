@@ -39,7 +39,7 @@ func TestPreferenceFollowsMoves(t *testing.T) {
 	// Registered as Add does, without starting the group (it has no log).
 	g := GroupID(ref, 3)
 	rep := &Replica{set: s, group: g, ref: ref}
-	rep.replicas.Store(&[]uint8{2, 0, 1})
+	rep.setPreference([]uint8{2, 0, 1})
 	s.mu.Lock()
 	s.groups[g] = rep
 	s.mu.Unlock()

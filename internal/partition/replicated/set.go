@@ -108,9 +108,10 @@ type Replica struct {
 	// voters bootstrap the group when its log is empty: Replicator.Voters
 	// as read when the partition was created (nil: wait for the leader).
 	voters []replication.NodeID
-	// replicas is the partition's current replica list, preferred leader
-	// first (nil: every voter); a move replaces it (SetReplicas).
-	replicas atomic.Pointer[[]uint8]
+	// preference is the partition's current replica list as node ids,
+	// preferred leader first (nil: every voter); a move replaces it
+	// (SetReplicas).
+	preference atomic.Pointer[[]replication.NodeID]
 	// halted is set when apply met a hole (a batch beyond the next
 	// offset): the partition takes no more replicated writes.
 	halted atomic.Bool
