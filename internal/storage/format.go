@@ -61,11 +61,13 @@ var ErrEmptyRecord = errors.New("storage: empty record")
 // Options.MaxRecordBytes.
 var ErrRecordTooLarge = errors.New("storage: record too large")
 
-// CorruptError reports data that recovery refuses to serve: a damaged record
-// inside a sealed segment, an index that contradicts its log in a way that
-// cannot be a torn write, or a gap between segments. The partition does not
-// open; the server should log the error and stop serving only that
-// partition (../shared/design/architecture.md "Storage").
+// CorruptError reports data that cannot be served safely. From Open: damage
+// recovery cannot locate (a bad record in a sealed segment whose offsets
+// nothing tells, an empty sealed segment) or a gap between segments; the
+// partition does not open, and the server should log the error and stop
+// serving only that partition (../shared/design/architecture.md
+// "Storage"). Located damage is quarantined instead (Damaged). From
+// ReadRecord: the record is quarantined.
 type CorruptError struct {
 	// Path is the file where the damage was found.
 	Path string

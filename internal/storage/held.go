@@ -167,6 +167,7 @@ func (p *Partition) TruncateFrom(off uint64) error {
 	m.n = k
 	seg.size = pos
 	seg.end = off
+	p.dropDamageFrom(seg, off)
 	p.next = off
 	if k > 0 {
 		p.lastTs = entries[k-1].ts

@@ -43,6 +43,8 @@ func (p *Partition) truncateSealedLocked(off uint64) error {
 		return fmt.Errorf("truncate from %d: %w", off, err)
 	}
 	defer p.beginCutLocked()()
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
 	fail := func(err error) error {
 		p.failed = fmt.Errorf("truncate from %d: %w", off, err)
 		return p.failed
@@ -72,6 +74,19 @@ func (p *Partition) truncateSealedLocked(off uint64) error {
 		s.release()
 		return fail(fmt.Errorf("segment %d is %d bytes after the cut, want %d", c.start, size, pos))
 	}
+	// The quarantine before the cut stays, now in memory only: the
+	// active segment's is found again by the recovery walk.
+	var q []Damage
+	for _, d := range c.damage() {
+		if d.First < off {
+			q = append(q, d)
+		}
+	}
+	if err := c.writeSidecar(p.dir, nil); err != nil {
+		s.release()
+		return fail(err)
+	}
+	s.setDamage(q)
 	p.activate(s, entries, pos, p.visNext.Load())
 
 	var dropped int64

@@ -44,6 +44,13 @@ type Partition struct {
 	// failed on an index shortened under it retries (cutRaced).
 	truncGen atomic.Uint64
 
+	// qmu serialises changes of the segments' quarantines and their
+	// files (quarantine.go, sidecar.go): Scrub and RepairRecord take it
+	// alone; a roll, retention, purge, reset or cut takes it under mu
+	// while it changes the segment list, so a quarantine file is never
+	// written for a segment being removed.
+	qmu sync.Mutex
+
 	offsets *Offsets
 
 	// The background flusher (flusher.go), guarded by mu.
@@ -251,6 +258,15 @@ func (p *Partition) writableLocked() error {
 func (p *Partition) rollLocked() error {
 	old := p.active
 	if err := old.seal(!p.opts.Held); err != nil {
+		p.failed = fmt.Errorf("seal segment %d: %w", old.start, err)
+		return p.failed
+	}
+	// A sealed segment keeps its quarantine in a file: recovery trusts
+	// its index without walking it (sidecar.go).
+	p.qmu.Lock()
+	err := old.writeSidecar(p.dir, old.damage())
+	p.qmu.Unlock()
+	if err != nil {
 		p.failed = fmt.Errorf("seal segment %d: %w", old.start, err)
 		return p.failed
 	}

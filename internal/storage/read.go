@@ -133,6 +133,11 @@ func (r *ReadResult) Messages() uint64 {
 // many bytes (at least one record is always returned). Nothing past the
 // committed end is ever returned; from at or past it gives no extents. Read
 // never blocks appends.
+//
+// Quarantined records (Damaged) are never returned: a read starting at or
+// inside a quarantined range starts after it (its offsets are skipped, and
+// maxMessages counts from there), and a read reaching one stops before it,
+// so the next read, from its first offset, skips it.
 func (p *Partition) Read(r *ReadResult, from, maxMessages uint64, maxBytes int64) error {
 	r.Release()
 	if maxMessages == 0 {
@@ -155,7 +160,9 @@ func (p *Partition) read(r *ReadResult, from, maxMessages uint64, maxBytes int64
 	if len(l.segs) == 0 {
 		return false, nil
 	}
-	from = max(from, l.segs[0].start)
+	// A read starting at or inside quarantined records starts after them,
+	// as one older than the first retained offset starts at it.
+	from = skipDamaged(l.segs, max(from, l.segs[0].start))
 	if from >= next {
 		return false, nil
 	}
@@ -167,10 +174,18 @@ func (p *Partition) read(r *ReadResult, from, maxMessages uint64, maxBytes int64
 	budget := maxBytes
 	for ; i < len(l.segs) && from < target; i++ {
 		seg := l.segs[i]
+		// A read reaching quarantined records stops before them.
+		segTarget, stop := target, false
+		if d, ok := damageFrom(seg.damage(), from); ok && d.First < target {
+			segTarget, stop = d.First, true
+		}
+		if segTarget <= from {
+			break
+		}
 		if !seg.acquire() {
 			return true, nil
 		}
-		n, end, err := readSegment(r, seg, from, target, maxBytes, budget)
+		n, end, err := readSegment(r, seg, from, segTarget, maxBytes, budget)
 		if err != nil || n == 0 {
 			seg.release()
 			if err != nil && p.cutRaced(gen) {
@@ -186,6 +201,9 @@ func (p *Partition) read(r *ReadResult, from, maxMessages uint64, maxBytes int64
 			if budget <= 0 {
 				break
 			}
+		}
+		if stop {
+			break
 		}
 	}
 	return false, nil
@@ -275,7 +293,8 @@ func segmentFor(segs []*segment, off uint64) int {
 
 // OffsetForTimestamp returns the base offset of the first committed record
 // whose server timestamp is >= ts (µs), for polling by timestamp; ok is
-// false when no such record exists.
+// false when no such record exists. Quarantined records are passed over:
+// the answer is the first offset after them.
 func (p *Partition) OffsetForTimestamp(ts uint64) (off uint64, ok bool, err error) {
 	for {
 		off, ok, retry, err := p.offsetForTimestamp(ts)
@@ -307,6 +326,9 @@ func (p *Partition) offsetForTimestamp(ts uint64) (off uint64, ok, retry bool, e
 			if err != nil {
 				return 0, false, p.cutRaced(gen), err
 			}
+			// The first record at or after ts may be quarantined: answer
+			// the first offset a read from there returns.
+			off = skipDamaged(l.segs, off)
 			return off, off < next, false, nil
 		}
 		v.done()

@@ -14,7 +14,9 @@ var ErrNoRecord = errors.New("storage: no record at that offset")
 // ReadRecord appends to dst the stored bytes of the record whose base offset
 // is exactly base, revealed or not, and returns them with the record's message
 // count. It fails with an error wrapping ErrNoRecord when no record starts at
-// base (removed by retention or purge, truncated, or never appended).
+// base (removed by retention or purge, truncated, or never appended), and
+// with a *CorruptError (errors.Is ErrCorrupt) when base is quarantined
+// (Damaged): the bytes of a damaged record are never returned.
 //
 // The returned slice is dst extended by the record (dst itself on error).
 // Revealed records and sealed segments are looked up without locks, like
@@ -58,6 +60,9 @@ func (p *Partition) lookupRecord(dst []byte, base uint64) (out []byte, count uin
 		return dst, 0, true, nil
 	}
 	defer seg.release()
+	if d, ok := damageAt(seg.damage(), base); ok {
+		return dst, 0, false, quarantined(d, base)
+	}
 	v := seg.view()
 	k, err := v.lastAtOrBelow(0, base)
 	var off, endOff uint64
@@ -128,4 +133,10 @@ func readAppend(dst []byte, seg *segment, pos, n int64) ([]byte, error) {
 
 func noRecord(base uint64) error {
 	return fmt.Errorf("read record %d: %w", base, ErrNoRecord)
+}
+
+// quarantined is ReadRecord's error for a base offset inside range d.
+func quarantined(d Damage, base uint64) error {
+	return fmt.Errorf("read record %d: %w", base, &CorruptError{Path: d.Path, Pos: d.Pos,
+		Reason: fmt.Sprintf("offsets %d..%d are quarantined: %s", d.First, d.Last, d.Reason)})
 }

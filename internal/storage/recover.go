@@ -2,13 +2,14 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 )
 
 const (
@@ -29,16 +30,22 @@ const (
 //   - a pending reset (ResetTo, reset.go), then a pending purge, is
 //     completed first;
 //   - .index files without a .log are deleted; a .log is never deleted;
-//   - a sealed segment is trusted when its index is well formed and its last
-//     record verifies and ends exactly at the end of the log (every record is
-//     verified with Options.VerifySealed); otherwise the log is walked record
-//     by record and the index rebuilt. Any bad record in a sealed segment is a
-//     *CorruptError: sealed segments are synced before the next one is
-//     created, so damage there is never a torn write;
+//   - a sealed segment is trusted when its index is well formed, its last
+//     record verifies (or is quarantined) and ends exactly at the end of
+//     the log, and its quarantine file (sidecar.go) names slots of that
+//     index; every record is verified with Options.VerifySealed or when
+//     the index or the quarantine file is not trusted, and then the index
+//     and the quarantine file are rebuilt from the walk;
+//   - a record that fails verification is quarantined, not refused, when
+//     its position and offsets can be located (recover_locate.go): valid
+//     records resume where its own length header ends or at an old index
+//     entry (or quarantine range end) past it whose record verifies, and
+//     damage running to the end of a sealed segment ends where the next
+//     segment starts. Reads skip quarantined records (Damaged lists them);
+//     only damage that cannot be located is a *CorruptError;
 //   - the last segment is walked record by record; the log is cut at the
-//     first record that is incomplete or fails verification (a torn tail),
-//     unless the old index points at a verifiable record beyond it, which
-//     means the damage is in the middle (*CorruptError). Its index is
+//     first bad record after which no valid record can be located (a torn
+//     tail); damage before valid records is quarantined. Its index is
 //     rebuilt from the walk;
 //   - segments must be contiguous (each starts where the previous ends);
 //   - a held partition (Options.Held) reveals nothing: its revealed end
@@ -82,7 +89,7 @@ func (p *Partition) recover() error {
 		if i == len(starts)-1 {
 			seg, err = p.recoverActive(start)
 		} else {
-			seg, err = p.recoverSealed(start)
+			seg, err = p.recoverSealed(start, starts[i+1])
 		}
 		if err != nil {
 			return fail(err)
@@ -148,14 +155,24 @@ func (p *Partition) scanDir() ([]uint64, error) {
 		}
 	}
 	for _, e := range ents {
-		if start, ok := parseSegmentName(e.Name(), indexSuffix); ok && !logs[start] {
+		if orphanFile(e.Name(), logs) {
 			if err := os.Remove(filepath.Join(p.dir, e.Name())); err != nil {
-				return nil, fmt.Errorf("remove orphan index: %w", err)
+				return nil, fmt.Errorf("remove orphan %s: %w", e.Name(), err)
 			}
 		}
 	}
 	slices.Sort(starts)
 	return starts, nil
+}
+
+// orphanFile reports whether name is an index or quarantine file without
+// its log, or a quarantine temp file a crash left (sidecar.go).
+func orphanFile(name string, logs map[uint64]bool) bool {
+	if start, ok := parseSegmentName(name, indexSuffix); ok {
+		return !logs[start]
+	}
+	start, ok := parseSegmentName(strings.TrimSuffix(name, tempSuffix), quarSuffix)
+	return ok && (!logs[start] || strings.HasSuffix(name, tempSuffix))
 }
 
 func openSegmentFiles(dir string, start uint64) (*segment, int64, error) {
@@ -180,7 +197,9 @@ func openSegmentFiles(dir string, start uint64) (*segment, int64, error) {
 	return s, fi.Size(), nil
 }
 
-func (p *Partition) recoverSealed(start uint64) (*segment, error) {
+// recoverSealed opens the sealed segment at start, which the next segment
+// follows at offset end.
+func (p *Partition) recoverSealed(start, end uint64) (*segment, error) {
 	s, logSize, err := openSegmentFiles(p.dir, start)
 	if err != nil {
 		return nil, err
@@ -189,37 +208,75 @@ func (p *Partition) recoverSealed(start uint64) (*segment, error) {
 		s.release()
 		return nil, &CorruptError{Path: s.logPath, Pos: 0, Reason: "sealed segment is empty"}
 	}
-	trusted := false
-	if !p.opts.VerifySealed {
-		trusted = p.trustSealedIndex(s, logSize)
+	side, sideErr := s.readSidecar(logSize)
+	if sideErr != nil && !errors.Is(sideErr, errSidecar) {
+		s.release()
+		return nil, sideErr
 	}
-	if !trusted {
-		w := walker{f: s.log, size: logSize, format: p.format, maxRecord: p.opts.MaxRecordBytes}
-		entries, err := w.walk(start)
-		if _, ok := errors.AsType[*readError](err); ok {
-			s.release()
-			return nil, err
-		}
-		if err != nil {
-			s.release()
-			return nil, &CorruptError{Path: s.logPath, Pos: w.pos, Reason: "bad record in sealed segment", Err: err}
-		}
-		if err := s.rewriteIndex(entries); err != nil {
-			s.release()
-			return nil, err
-		}
-		last := &entries[len(entries)-1]
-		s.sealedN, s.sealedEnd, s.firstTs, s.maxTs = len(entries), last.endOff(), entries[0].ts, last.ts
-		s.fence = fenceOfMem(entries)
+	trusted := false
+	if !p.opts.VerifySealed && sideErr == nil {
+		trusted = p.trustSealedIndex(s, logSize, side)
+	}
+	if trusted {
+		err = p.keepSidecar(s, side)
+	} else {
+		err = p.walkSealed(s, logSize, end, side)
+	}
+	if err != nil {
+		s.release()
+		return nil, err
 	}
 	s.sealedSize, s.size, s.end = logSize, logSize, s.sealedEnd
 	s.sealedDone = true
 	return s, nil
 }
 
-// trustSealedIndex checks the index of a sealed segment and its last
-// record; on success it fills the sealed fields.
-func (p *Partition) trustSealedIndex(s *segment, logSize int64) bool {
+// walkSealed verifies every record of a sealed segment, quarantines what
+// fails where it can be located (recover_locate.go; damage running to the
+// end of the log is located by the next segment's start, end), and
+// rebuilds the index and the quarantine file. Caller owns s.
+func (p *Partition) walkSealed(s *segment, logSize int64, end uint64, side []Damage) error {
+	res, err := p.locate(s, logSize, oldAnchors(s, logSize, side))
+	if err != nil {
+		return err
+	}
+	if res.bad >= 0 {
+		if err := damageToEnd(s, &res, logSize, end); err != nil {
+			return err
+		}
+	}
+	entries := res.entries
+	if err := s.rewriteIndex(entries); err != nil {
+		return err
+	}
+	if err := s.writeSidecar(p.dir, res.damage); err != nil {
+		return err
+	}
+	s.setDamage(res.damage)
+	last := &entries[len(entries)-1]
+	s.sealedN, s.sealedEnd, s.firstTs, s.maxTs = len(entries), last.endOff(), entries[0].ts, last.ts
+	s.fence = fenceOfMem(entries)
+	return nil
+}
+
+// keepSidecar installs the quarantine file's ranges of a trusted sealed
+// segment, lifting those whose record verifies now (a repair whose file
+// update a crash interrupted). Caller owns s.
+func (p *Partition) keepSidecar(s *segment, side []Damage) error {
+	q := p.liftVerified(s, side)
+	if len(q) != len(side) {
+		if err := s.writeSidecar(p.dir, q); err != nil {
+			return err
+		}
+	}
+	s.setDamage(q)
+	return nil
+}
+
+// trustSealedIndex checks the index of a sealed segment, its last record
+// (unless quarantined) and that every quarantined range of side is one
+// slot of the index; on success it fills the sealed fields.
+func (p *Partition) trustSealedIndex(s *segment, logSize int64, side []Damage) bool {
 	fi, err := s.idx.Stat()
 	if err != nil || fi.Size() == 0 || fi.Size() > logSize/int64(p.format.HeaderLen())*IndexEntryBytes+IndexEntryBytes {
 		return false
@@ -233,14 +290,90 @@ func (p *Partition) trustSealedIndex(s *segment, logSize int64) bool {
 		return false
 	}
 	last := entries[len(entries)-1]
-	w := walker{f: s.log, size: logSize, format: p.format, maxRecord: p.opts.MaxRecordBytes, pos: int64(last.Position)}
-	e, err := w.next(last.Offset)
-	if err != nil || w.pos != logSize || e.ts != last.Timestamp {
+	var end uint64
+	if n := len(side); n > 0 && side[n-1].Pos == int64(last.Position) {
+		end = side[n-1].Last + 1
+	} else {
+		w := walker{f: s.log, size: logSize, format: p.format, maxRecord: p.opts.MaxRecordBytes, pos: int64(last.Position)}
+		e, err := w.next(last.Offset)
+		if err != nil || w.pos != logSize || e.ts != last.Timestamp {
+			return false
+		}
+		end = e.endOff()
+	}
+	if !slotsMatch(entries, side, logSize, end) {
 		return false
 	}
-	s.sealedN, s.sealedEnd, s.firstTs, s.maxTs = len(entries), e.endOff(), entries[0].Timestamp, last.Timestamp
+	s.sealedN, s.sealedEnd, s.firstTs, s.maxTs = len(entries), end, entries[0].Timestamp, last.Timestamp
 	s.fence = fenceOfIndex(entries)
 	return true
+}
+
+// slotsMatch reports whether every range of q is exactly one slot of the
+// index entries (of a log of logSize bytes ending at offset end).
+func slotsMatch(entries []IndexEntry, q []Damage, logSize int64, end uint64) bool {
+	for _, d := range q {
+		i, ok := slices.BinarySearchFunc(entries, uint64(d.Pos), func(e IndexEntry, pos uint64) int {
+			return cmp.Compare(e.Position, pos)
+		})
+		if !ok || entries[i].Offset != d.First {
+			return false
+		}
+		nextOff, nextPos := end, logSize
+		if i+1 < len(entries) {
+			nextOff, nextPos = entries[i+1].Offset, int64(entries[i+1].Position)
+		}
+		if nextOff != d.Last+1 || nextPos != d.Pos+d.Len {
+			return false
+		}
+	}
+	return true
+}
+
+// liftVerified returns q without the ranges whose bytes now hold one
+// record that verifies and covers exactly the range.
+func (p *Partition) liftVerified(s *segment, q []Damage) []Damage {
+	var out []Damage
+	for _, d := range q {
+		if !p.slotVerifies(s, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// slotVerifies reports whether the bytes of range d of s are one record
+// that verifies and covers exactly d.
+func (p *Partition) slotVerifies(s *segment, d Damage) bool {
+	if d.Len > p.opts.MaxRecordBytes {
+		return false
+	}
+	b := make([]byte, d.Len)
+	if _, err := s.log.ReadAt(b, d.Pos); err != nil {
+		return false
+	}
+	return p.checkSlot(b, d) == nil
+}
+
+// checkSlot checks that rec is one record that verifies and covers
+// exactly the offsets and length of range d.
+func (p *Partition) checkSlot(rec []byte, d Damage) error {
+	hl := p.format.HeaderLen()
+	if len(rec) < hl || int64(len(rec)) != d.Len {
+		return fmt.Errorf("record of %d bytes for a slot of %d", len(rec), d.Len)
+	}
+	n, err := p.format.RecordLen(rec[:hl])
+	if err != nil || n != d.Len {
+		return fmt.Errorf("record length %d for a slot of %d: %v", n, d.Len, err)
+	}
+	info, err := p.format.Verify(rec)
+	if err != nil {
+		return fmt.Errorf("verify record: %w", err)
+	}
+	if info.BaseOffset != d.First || uint64(info.Count) != d.Last-d.First+1 {
+		return fmt.Errorf("record holds offsets %d+%d, the slot %d..%d", info.BaseOffset, info.Count, d.First, d.Last)
+	}
+	return nil
 }
 
 func (p *Partition) recoverActive(start uint64) (*segment, error) {
@@ -248,20 +381,17 @@ func (p *Partition) recoverActive(start uint64) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := walker{f: s.log, size: logSize, format: p.format, maxRecord: p.opts.MaxRecordBytes}
-	entries, werr := w.walk(start)
-	if _, ok := errors.AsType[*readError](werr); ok {
+	// The old index locates valid records past damage; its entries are
+	// only believed where a record verifies at them.
+	res, err := p.locate(s, logSize, oldAnchors(s, logSize, nil))
+	if err != nil {
 		s.release()
-		return nil, werr
+		return nil, err
 	}
-	if werr != nil {
-		if p.verifiableBeyond(s, logSize, w.pos) {
-			s.release()
-			return nil, &CorruptError{Path: s.logPath, Pos: w.pos,
-				Reason: "bad record followed by valid indexed records", Err: werr}
-		}
+	size := logSize
+	if res.bad >= 0 {
 		// A torn tail: cut it so the next append overwrites it.
-		if err := s.log.Truncate(w.pos); err != nil {
+		if err := s.log.Truncate(res.bad); err != nil {
 			s.release()
 			return nil, fmt.Errorf("truncate torn tail of %s: %w", s.logPath, err)
 		}
@@ -269,8 +399,15 @@ func (p *Partition) recoverActive(start uint64) (*segment, error) {
 			s.release()
 			return nil, fmt.Errorf("sync %s: %w", s.logPath, err)
 		}
+		size = res.bad
 	}
-	if err := s.rewriteIndex(entries); err != nil {
+	if err := s.rewriteIndex(res.entries); err != nil {
+		s.release()
+		return nil, err
+	}
+	// The walk found the active segment's quarantine again; a file left
+	// from when it was sealed (before a TruncateFrom) is stale.
+	if err := s.writeSidecar(p.dir, nil); err != nil {
 		s.release()
 		return nil, err
 	}
@@ -278,7 +415,8 @@ func (p *Partition) recoverActive(start uint64) (*segment, error) {
 	if p.opts.Held {
 		vis = 0 // nothing is revealed at Open
 	}
-	p.activate(s, entries, w.pos, vis)
+	s.setDamage(res.damage)
+	p.activate(s, res.entries, size, vis)
 	return s, nil
 }
 
@@ -305,32 +443,6 @@ func (p *Partition) activate(s *segment, entries []memEntry, size int64, vis uin
 	if p.opts.Preallocate {
 		s.preallocate(p.opts.SegmentBytes)
 	}
-}
-
-// verifiableBeyond reports whether the segment's old index names a record
-// after position bad that verifies, i.e. whether valid data follows the bad
-// record (corruption in the middle rather than a torn tail).
-func (p *Partition) verifiableBeyond(s *segment, logSize, bad int64) bool {
-	fi, err := s.idx.Stat()
-	if err != nil {
-		return false
-	}
-	n := min(fi.Size(), maxIndexReadBytes) / IndexEntryBytes
-	b := make([]byte, n*IndexEntryBytes)
-	if _, err := io.ReadFull(io.NewSectionReader(s.idx, 0, int64(len(b))), b); err != nil {
-		return false
-	}
-	for i := int64(0); i < n; i++ {
-		e := getIndexEntry(b[i*IndexEntryBytes:])
-		if e.Position <= uint64(bad) || e.Position >= uint64(logSize) {
-			continue
-		}
-		w := walker{f: s.log, size: logSize, format: p.format, maxRecord: p.opts.MaxRecordBytes, pos: int64(e.Position)}
-		if _, err := w.next(e.Offset); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // rewriteIndex makes the index file equal to the encoding of entries,
@@ -401,8 +513,22 @@ func (w *walker) at(pos int64, n int) ([]byte, error) {
 // next verifies the record at w.pos, which must have base offset want,
 // and advances past it.
 func (w *walker) next(want uint64) (memEntry, error) {
+	e, err := w.record(w.pos)
+	if err != nil {
+		return memEntry{}, err
+	}
+	if e.off != want {
+		return memEntry{}, fmt.Errorf("record base offset %d (count %d), want %d", e.off, e.count, want)
+	}
+	w.pos += int64(e.length)
+	return e, nil
+}
+
+// record verifies the record at pos and returns its entry, with the base
+// offset the record carries.
+func (w *walker) record(pos int64) (memEntry, error) {
 	hl := w.format.HeaderLen()
-	h, err := w.at(w.pos, hl)
+	h, err := w.at(pos, hl)
 	if err != nil {
 		return memEntry{}, err
 	}
@@ -413,7 +539,7 @@ func (w *walker) next(want uint64) (memEntry, error) {
 	if n < int64(hl) || n > w.maxRecord {
 		return memEntry{}, fmt.Errorf("record length %d out of range", n)
 	}
-	rec, err := w.at(w.pos, int(n))
+	rec, err := w.at(pos, int(n))
 	if err != nil {
 		return memEntry{}, err
 	}
@@ -421,12 +547,10 @@ func (w *walker) next(want uint64) (memEntry, error) {
 	if err != nil {
 		return memEntry{}, fmt.Errorf("verify record: %w", err)
 	}
-	if info.BaseOffset != want || info.Count == 0 {
-		return memEntry{}, fmt.Errorf("record base offset %d (count %d), want %d", info.BaseOffset, info.Count, want)
+	if info.Count == 0 {
+		return memEntry{}, fmt.Errorf("record at %d holds no message", pos)
 	}
-	e := memEntry{off: want, ts: info.Timestamp, pos: w.pos, count: info.Count, length: uint32(n)}
-	w.pos += n
-	return e, nil
+	return memEntry{off: info.BaseOffset, ts: info.Timestamp, pos: pos, count: info.Count, length: uint32(n)}, nil
 }
 
 // walk verifies records from w.pos to the end of the file. It returns the

@@ -184,6 +184,7 @@ func TestRecoverCases(t *testing.T) {
 		t.Fatalf("need 3 records in segments, have %d and %d", len(activeRecs), len(sealedRecs))
 	}
 	nSealed := len(recs) - len(activeRecs)
+	nFirst := len(recordsIn(t, logs[0]))
 	base := filepath.Base
 	for _, tc := range []struct {
 		name         string
@@ -206,23 +207,36 @@ func TestRecoverCases(t *testing.T) {
 			flipByte(t, filepath.Join(d, base(lastLog)), activeRecs[len(activeRecs)-1].pos+40)
 		}, false, recs[:len(recs)-1]},
 		{"middle active record corrupt", false, func(t *testing.T, d string) {
+			// The index says valid records follow: quarantined.
 			flipByte(t, filepath.Join(d, base(lastLog)), activeRecs[1].pos+40)
-		}, true, nil},
+		}, false, without(recs, nSealed+1)},
 		{"middle active record corrupt, no index", false, func(t *testing.T, d string) {
-			// Without an index nothing says valid data follows: cut there.
+			// Its own length header says where the next record starts.
 			flipByte(t, filepath.Join(d, base(lastLog)), activeRecs[1].pos+40)
+			os.Remove(filepath.Join(d, base(indexOf(lastLog))))
+		}, false, without(recs, nSealed+1)},
+		{"middle active record length corrupt, no index", false, func(t *testing.T, d string) {
+			// Without an index nothing says valid data follows: cut there.
+			flipByte(t, filepath.Join(d, base(lastLog)), activeRecs[1].pos+17)
 			os.Remove(filepath.Join(d, base(indexOf(lastLog))))
 		}, false, recs[:nSealed+1]},
 		{"sealed last record corrupt", false, func(t *testing.T, d string) {
 			flipByte(t, filepath.Join(d, base(logs[1])), sealedRecs[len(sealedRecs)-1].pos+40)
-		}, true, nil},
+		}, false, without(recs, nFirst+len(sealedRecs)-1)},
 		{"sealed middle record corrupt, verified", true, func(t *testing.T, d string) {
 			flipByte(t, filepath.Join(d, base(logs[1])), sealedRecs[1].pos+40)
-		}, true, nil},
+		}, false, without(recs, nFirst+1)},
 		{"sealed middle record corrupt, damaged index", false, func(t *testing.T, d string) {
+			// The record's own length header says where the next one starts.
 			flipByte(t, filepath.Join(d, base(logs[1])), sealedRecs[1].pos+40)
 			truncateFile(t, filepath.Join(d, base(indexOf(logs[1]))), IndexEntryBytes+3)
-		}, true, nil},
+		}, false, without(recs, nFirst+1)},
+		{"sealed middle record header corrupt, no index", true, func(t *testing.T, d string) {
+			// Nothing locates the record after the damaged one: the rest
+			// of the segment, up to the next one's start, is quarantined.
+			flipByte(t, filepath.Join(d, base(logs[1])), sealedRecs[1].pos+17)
+			os.Remove(filepath.Join(d, base(indexOf(logs[1]))))
+		}, false, append(slices.Clone(recs[:nFirst+1]), recs[nFirst+len(sealedRecs):]...)},
 		{"sealed log truncated", false, func(t *testing.T, d string) {
 			truncateFile(t, filepath.Join(d, base(logs[1])), sealedRecs[len(sealedRecs)-1].pos)
 		}, true, nil},
@@ -271,11 +285,11 @@ func TestRecoverCases(t *testing.T) {
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
-			checkSame(t, p, tc.want)
+			checkServed(t, p, tc.want)
 			mustClose(t, p)
-			// Repairs are persistent: a second open agrees.
+			// Repairs and quarantines are persistent: a second open agrees.
 			p = mustOpen(t, d, o)
-			checkSame(t, p, tc.want)
+			checkServed(t, p, tc.want)
 			mustClose(t, p)
 			if _, err := os.Stat(filepath.Join(d, segmentStem(1<<40)+indexSuffix)); err == nil {
 				t.Fatal("orphan index kept")

@@ -65,6 +65,8 @@ func (p *Partition) ResetTo(next, ts uint64) error {
 	if err := syncDir(p.dir); err != nil {
 		return fmt.Errorf("reset to %d: %w", next, err)
 	}
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
 	old := p.segs.Load().segs
 	var err error
 	for _, s := range old {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -152,7 +153,9 @@ func (p *Partition) removeOldestLocked(k int) (Removed, error) {
 		rm.Messages += s.sealedEnd - s.start
 		p.sealedBytes.Add(-s.sealedSize)
 	}
+	p.qmu.Lock()
 	p.segs.Store(&segList{segs: rest})
+	p.qmu.Unlock()
 	p.mu.Unlock()
 	var err error
 	for _, s := range victims {
@@ -166,7 +169,7 @@ func (p *Partition) removeOldestLocked(k int) (Removed, error) {
 // goes first: an index left without its log is cleaned up by recovery.
 func (s *segment) unlink() error {
 	var err error
-	for _, path := range []string{s.logPath, s.idxPath} {
+	for _, path := range []string{s.logPath, s.idxPath, s.quarPath()} {
 		if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			err = errors.Join(err, fmt.Errorf("remove segment file: %w", rerr))
 		}
@@ -192,6 +195,8 @@ func (p *Partition) Purge() error {
 	if err := syncDir(p.dir); err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
 	old := p.segs.Load().segs
 	var err error
 	for _, s := range old {
@@ -249,7 +254,8 @@ func removeSegmentFiles(dir string) error {
 	for _, e := range ents {
 		_, isLog := parseSegmentName(e.Name(), logSuffix)
 		_, isIdx := parseSegmentName(e.Name(), indexSuffix)
-		if isLog || isIdx {
+		_, isQuar := parseSegmentName(strings.TrimSuffix(e.Name(), tempSuffix), quarSuffix)
+		if isLog || isIdx || isQuar {
 			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
 				return err
 			}

@@ -69,6 +69,10 @@ type segment struct {
 
 	mem atomic.Pointer[memIndex] // nil once sealed
 
+	// quar is the segment's quarantine (quarantine.go): nil, or ranges
+	// ordered by offset. Replaced under Partition.qmu.
+	quar atomic.Pointer[[]Damage]
+
 	// Sealed state, immutable once mem is nil (or once listed as sealed).
 	sealedN    int    // index entries
 	sealedSize int64  // log bytes
