@@ -20,8 +20,10 @@ var _ catalog.Data = (*Plane)(nil)
 
 // CreatePartitions implements catalog.Data: it opens (creating or
 // recovering) the partitions' logs. Existing open partitions are left as
-// they are. A partition whose data is corrupt is kept stopped (logged,
-// requests to it fail) and is not an error, so start-up continues.
+// they are. A partition with damaged records opens with them quarantined
+// and serves the rest (damage.go); one whose damage storage cannot locate
+// (storage.CorruptError) is kept stopped (logged, requests to it fail)
+// and is not an error, so start-up continues.
 func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -70,6 +72,7 @@ func (p *Plane) openPartition(tp *topic, t catalog.TopicRef, id uint32, replicas
 		tp.unopened[id] = struct{}{}
 		return
 	}
+	p.logOpenDamage(t, id, part.dir, log.Damaged())
 	if !p.attachCrypt(tp, part, log, errs) {
 		return
 	}

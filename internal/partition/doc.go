@@ -114,7 +114,12 @@
 //   - Request bodies are decoded as a prefix: bytes after the last field
 //     of POLL_MESSAGES and the consumer-offset commands are ignored;
 //     SEND_MESSAGES stays exact (metadata_length, batch_length).
-//   - A partition whose data failed recovery (storage.CorruptError) is
+//   - A partition with damaged records (they fail verification) opens
+//     with them quarantined: polls skip the damaged offsets, as offsets
+//     removed by retention (a poll starting before them stops before
+//     them, one starting at or inside them gets the records after them);
+//     they are logged once, at open (damage.go) or by the scrubber.
+//   - A partition whose damage cannot be located (storage.CorruptError) is
 //     stopped: writes to it get 4010 (CannotAppendMessage), polls and
 //     offset reads 4011 (CannotReadMessage). Other partitions are served.
 //   - POLL_MESSAGES with an unknown consumer group: status 5000

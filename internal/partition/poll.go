@@ -135,11 +135,21 @@ func (p *Plane) pollAt(x *dispatch.Exchange, fwd *forwarded) {
 
 // fill reads up to count messages from start into r: the reply head with a
 // zero count, whole records as extents, and the edge records sliced. It
-// returns the last returned offset and the number of messages.
+// returns the last returned offset and the number of messages. Offsets
+// storage does not return (removed by retention, or quarantined because
+// their records are damaged) are skipped: a poll starting at them gets
+// count messages from the next stored one, and one reaching them stops
+// before them (storage.Partition.Read).
 func (p *Plane) fill(r *pollReply, part *partition, start, count, next uint64) (last, n uint64, err error) {
 	exts, target, err := p.readExtents(r, part, start, count, next)
 	if err != nil || len(exts) == 0 {
 		return 0, 0, err
+	}
+	if first := exts[0].FirstOffset; first > start {
+		// The offsets from start were removed by retention or are
+		// quarantined (damaged records): storage skipped them, and the
+		// poll's count starts after them, as storage's does.
+		start, target = first, pollTarget(first, count)
 	}
 	if part.crypt != nil {
 		return p.fillDecrypted(r, part, exts, start, target)
@@ -194,9 +204,14 @@ func (p *Plane) readExtents(r *pollReply, part *partition, start, count, next ui
 		return nil, 0, err
 	}
 	r.head = wire.AppendPollReplyHead(r.head[:0], part.id, currentOffset(next), 0)
-	target = uint64(math.MaxUint64)
+	return r.rr.Extents, pollTarget(start, count), nil
+}
+
+// pollTarget is the first offset past a poll of count messages from
+// start (math.MaxUint64 when unbounded).
+func pollTarget(start, count uint64) uint64 {
 	if count < math.MaxUint64-start {
-		target = start + count
+		return start + count
 	}
-	return r.rr.Extents, target, nil
+	return math.MaxUint64
 }

@@ -95,12 +95,3 @@ func (p *Partition) Damaged() []Damage {
 	}
 	return out
 }
-
-// damagedOffsets is the number of offsets in q.
-func damagedOffsets(q []Damage) uint64 {
-	var n uint64
-	for _, d := range q {
-		n += d.Last - d.First + 1
-	}
-	return n
-}

@@ -33,10 +33,17 @@ type ScrubReport struct {
 // and its quarantine file is updated before Scrub moves on. Scrub runs
 // beside appends, reads and retention: each segment is pinned while it is
 // read, and a segment removed meanwhile is passed over. The active segment
-// is not scrubbed (recovery walks it at every Open). An I/O error that is
-// not about the data (ctx done) ends the pass with what was found so far.
+// is not scrubbed (recovery walks it at every Open). A closed partition
+// fails with ErrClosed; ctx ending, or a failure to read the index or to
+// write a quarantine file, ends the pass with what was found so far.
 func (p *Partition) Scrub(ctx context.Context, bytesPerSec int64) (ScrubReport, error) {
 	var rep ScrubReport
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return rep, ErrClosed
+	}
 	pc := newPacer(bytesPerSec, time.Now, sleepCtx)
 	var buf []byte
 	for _, seg := range p.segs.Load().segs {

@@ -1,0 +1,102 @@
+package partition
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/storage"
+)
+
+// Damaged data. A partition whose log holds records that fail verification
+// opens with them quarantined (storage.Partition.Damaged) and serves the
+// rest: a poll skips the damaged offsets as it skips offsets removed by
+// retention (poll.go). What recovery quarantined is logged once here, at
+// open, one line per range; the scrubber logs what it finds later.
+
+// damageSourceOpen names damage found by recovery (the metrics label
+// source="open").
+const damageSourceOpen = "open"
+
+// logOpenDamage logs the quarantine of partition id of t just opened.
+func (p *Plane) logOpenDamage(t catalog.TopicRef, id uint32, dir string, dmg []storage.Damage) {
+	if len(dmg) == 0 {
+		return
+	}
+	p.log.Warn("partition has damaged records; serving the rest",
+		"stream", t.StreamID, "topic", t.TopicID, "partition", id, "dir", dir,
+		"ranges", damageRanges(dmg), "records", damagedRecords(dmg))
+	for _, d := range dmg {
+		p.log.Error("damaged records quarantined: they are not served",
+			"stream", t.StreamID, "topic", t.TopicID, "partition", id,
+			"file", d.Path, "pos", d.Pos, "bytes", d.Len, "first_offset", d.First, "last_offset", d.Last,
+			"reason", d.Reason, "source", damageSourceOpen)
+	}
+}
+
+// damageRanges formats the offset ranges of dmg as "12-14,80".
+func damageRanges(dmg []storage.Damage) string {
+	var b strings.Builder
+	for i, d := range dmg {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatUint(d.First, 10))
+		if d.Last != d.First {
+			b.WriteByte('-')
+			b.WriteString(strconv.FormatUint(d.Last, 10))
+		}
+	}
+	return b.String()
+}
+
+// damagedRecords is the number of offsets dmg quarantines.
+func damagedRecords(dmg []storage.Damage) uint64 {
+	var n uint64
+	for _, d := range dmg {
+		n += d.Last - d.First + 1
+	}
+	return n
+}
+
+// PartitionDamage is the quarantine of one partition held here.
+type PartitionDamage struct {
+	StreamID  uint32
+	TopicID   uint32
+	Partition uint32
+	// Damage is the partition's quarantine, oldest first.
+	Damage []storage.Damage
+}
+
+// Damaged returns the quarantine of partition id of t held here (nil when
+// it has none, or is not open here).
+func (p *Plane) Damaged(t catalog.TopicRef, id uint32) []storage.Damage {
+	part := p.lookup(t.Incarnation, id)
+	if part == nil || part.log == nil {
+		return nil
+	}
+	return part.log.Damaged()
+}
+
+// DamagedPartitions lists every open partition held here that has
+// quarantined records, for stats and metrics (iggo_storage_damaged_records
+// is the sum of DamagedRecords over it).
+func (p *Plane) DamagedPartitions() []PartitionDamage {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var out []PartitionDamage
+	for _, tp := range p.topics {
+		for id, part := range tp.parts {
+			if part.log == nil {
+				continue
+			}
+			if dmg := part.log.Damaged(); len(dmg) > 0 {
+				out = append(out, PartitionDamage{StreamID: tp.ref.StreamID, TopicID: tp.ref.TopicID, Partition: id, Damage: dmg})
+			}
+		}
+	}
+	return out
+}
+
+// DamagedRecords is the number of offsets pd quarantines.
+func (pd PartitionDamage) DamagedRecords() uint64 { return damagedRecords(pd.Damage) }
