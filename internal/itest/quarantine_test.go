@@ -158,6 +158,11 @@ func TestDamagedRecordSkipped(t *testing.T) {
 	}
 
 	out := logs.String()
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "damaged") {
+			t.Log(line)
+		}
+	}
 	if !strings.Contains(out, "partition has damaged records; serving the rest") {
 		t.Fatalf("no damage summary in the log:\n%s", out)
 	}

@@ -16,6 +16,8 @@
 //	{start_offset:020}.log     records back to back, no padding
 //	{start_offset:020}.index   24-byte entries, one per record:
 //	                           offset u64 | timestamp u64 | position u64 (LE)
+//	{start_offset:020}.quarantine  damaged ranges of a sealed segment
+//	                           (sidecar.go), only while it has some
 //	purge.pending              marker while a purge is in progress
 //	offsets/consumers/{id}     consumer offset files (see [Offsets])
 //	offsets/groups/{id}
@@ -40,8 +42,9 @@
 //
 // # Concurrency
 //
-// Lock order: Partition.syncMu -> Partition.mu -> segment.flushMu
-// (Offsets.mu is independent). Partition.mu guards append state and the
+// Lock order: Partition.syncMu -> Partition.mu -> Partition.qmu ->
+// segment.flushMu (Offsets.mu is independent); qmu guards changes of the
+// quarantine and its files. Partition.mu guards append state and the
 // segment list; it is never held across an fdatasync except when a segment
 // is sealed (rolled), cut (TruncateFrom) or the partition purged, where the
 // sealed segment is synced before the next one is created so that a crash can
@@ -84,6 +87,39 @@
 // reopens with every intact record recovered and none revealed. Stats.Bytes
 // counts sealed segments whole, unrevealed records included. See held.go,
 // held_cut.go, readrecord.go and reset.go.
+//
+// # Damaged records
+//
+// A record that fails verification is quarantined, not refused, whenever
+// its position and offsets can be located (recover.go, recover_locate.go):
+// the recovery walk resumes where the damaged record's own length header
+// ends or at an old index entry past it whose record verifies, and damage
+// running to the end of a sealed segment ends where the next segment
+// starts. The located bytes become one slot of the index (one Damage);
+// Damaged lists the quarantine, oldest first. Only damage nothing locates
+// still fails Open with a *CorruptError; a torn tail of the last segment
+// (nothing valid after it) is still cut back to the last whole record.
+//
+// Reads (Read, OffsetForTimestamp, and so the sendfile path) never return
+// a quarantined record: a read starting before a damaged range stops
+// before it, one starting at or inside it starts after it (the offsets are
+// skipped, like offsets removed by retention). ReadRecord of a quarantined
+// record fails with a *CorruptError. Stats and Bounds still count the
+// damaged offsets. A sealed segment's quarantine is kept in
+// {start_offset:020}.quarantine beside it (sidecar.go), since recovery
+// trusts a sealed index without reading every record; the active
+// segment's is found again by the walk at every Open and written out when
+// the segment is sealed. Retention, purge, reset and TruncateFrom remove a
+// range with its segment or records.
+//
+// Without Options.VerifySealed, Open verifies the records of the active
+// segment only (and the index and last record of each sealed one), so rot
+// in a sealed segment is found by Scrub (scrub.go): it re-verifies every
+// record of the sealed segments against their index at a bounded rate
+// (a token bucket, scrub_pace.go), beside appends, reads and retention,
+// and quarantines what fails. RepairRecord (repair.go) writes verified
+// bytes over a quarantined slot and lifts it. Storage does not log: the
+// caller logs Damaged after Open and ScrubReport.New after a pass.
 //
 // # Files and space
 //
