@@ -36,14 +36,6 @@ type located struct {
 	next uint64
 }
 
-// end is the log position after the last entry.
-func (l *located) end() int64 {
-	if len(l.entries) == 0 {
-		return 0
-	}
-	return l.entries[len(l.entries)-1].endPos()
-}
-
 // locate walks the log of s (size bytes) record by record from its start.
 // At a record that is incomplete or fails verification it looks for where
 // valid records resume: at the end the damaged record's own length header
