@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -223,9 +224,11 @@ func copyDir(t *testing.T, src, dst string) {
 // partition 0 at random positions and restarts the broker on the damaged
 // copy: a torn active segment is cut back to its last complete batch
 // (every acknowledged batch before the cut is served unchanged, sends
-// continue after it), a damaged index is rebuilt, and a damaged sealed
-// segment stops partition 0 only (4011 on polls, 4010 on sends) while
-// partition 1 is served.
+// continue after it), a damaged index is rebuilt, and the cut records of
+// a damaged sealed segment are quarantined (everything else is served)
+// or, when nothing tells which offsets were cut (a cut at a record
+// boundary), partition 0 only is stopped (4011 on polls, 4010 on sends);
+// partition 1 is served either way.
 func TestRecoveryAfterTruncation(t *testing.T) {
 	settings := wire.DefaultTopicSettings()
 	settings.SegmentSize = 64 << 10
@@ -289,9 +292,6 @@ func TestRecoveryAfterTruncation(t *testing.T) {
 				c.LoginRoot()
 				consumer := wire.SingleConsumer(wire.NumericID(1))
 				if tr.name == "sealed log" {
-					_, f := c.Poll(pollReq(consumer, 0, wire.FirstStrategy(), 10, false))
-					ExpectStatus(t, f, wire.ErrCannotReadMessage.Code)
-					ExpectStatus(t, c.SendMessages(SendBody(stream1, topic1, wire.PartitioningByID(0), Batch(t, 1, []byte("x")))), wire.ErrCannotAppendMessage.Code)
 					var part1 []acked
 					for _, a := range all {
 						if a.partition == 1 {
@@ -299,6 +299,18 @@ func TestRecoveryAfterTruncation(t *testing.T) {
 						}
 					}
 					verifyAcked(t, s.Addr, part1, 1)
+					_, f := c.Poll(pollReq(consumer, 0, wire.FirstStrategy(), 10, false))
+					if f.Kind == wire.KindReply && f.Reply.Status == wire.ErrCannotReadMessage.Code {
+						// Cut at a record boundary or to nothing: no
+						// bytes say which offsets are gone, so the
+						// partition is stopped.
+						ExpectStatus(t, c.SendMessages(SendBody(stream1, topic1, wire.PartitioningByID(0), Batch(t, 1, []byte("x")))), wire.ErrCannotAppendMessage.Code)
+						return
+					}
+					// The cut records are quarantined: everything else is
+					// served, and only offsets of the cut segment are gone.
+					first, end := segmentSpan(t, logs, filepath.Base(tr.file))
+					checkServedAround(t, c, all, 0, first, end)
 					return
 				}
 				// Partition 0 serves a prefix of what was acknowledged.
@@ -325,4 +337,74 @@ func TestRecoveryAfterTruncation(t *testing.T) {
 			})
 		}
 	}
+}
+
+// segmentSpan returns the first offset of the segment log name among logs
+// (the sorted log paths of a partition) and the first offset of the next
+// one.
+func segmentSpan(t *testing.T, logs []string, name string) (first, end uint64) {
+	t.Helper()
+	startOf := func(p string) uint64 {
+		v, err := strconv.ParseUint(strings.TrimSuffix(filepath.Base(p), ".log"), 10, 64)
+		if err != nil {
+			t.Fatalf("segment name %s: %v", p, err)
+		}
+		return v
+	}
+	for i, l := range logs {
+		if filepath.Base(l) == name && i+1 < len(logs) {
+			return startOf(l), startOf(logs[i+1])
+		}
+	}
+	t.Fatalf("no sealed segment %s", name)
+	return 0, 0
+}
+
+// checkServedAround polls every message of partition part, continuing
+// after what comes back (quarantined offsets are skipped), and checks that
+// every served message is the acknowledged one at its offset and that
+// every acknowledged message not served lies in [first, end).
+func checkServedAround(t *testing.T, c *Client, all []acked, part uint32, first, end uint64) {
+	t.Helper()
+	consumer := wire.SingleConsumer(wire.NumericID(1))
+	served := map[uint64][]byte{}
+	for next := uint64(0); ; {
+		p := c.MustPoll(pollReq(consumer, part, wire.OffsetStrategy(next), 5000, false))
+		if p.Count == 0 {
+			break
+		}
+		it := p.Batches()
+		for b, ok := it.Next(); ok; b, ok = it.Next() {
+			if _, err := wire.ValidateBatch(b.Bytes()); err != nil {
+				t.Fatalf("stored record at %d does not verify: %v", b.BaseOffset(), err)
+			}
+			ms := b.Messages()
+			for m, ok := ms.Next(); ok; m, ok = ms.Next() {
+				off := b.BaseOffset() + uint64(m.OffsetDelta())
+				served[off] = bytes.Clone(m.Bytes())
+				next = off + 1
+			}
+		}
+	}
+	missing := 0
+	for _, a := range all {
+		if a.partition != part {
+			continue
+		}
+		v, _, _ := wire.ParseBatch(a.batch)
+		ms := v.Messages()
+		for m, ok := ms.Next(); ok; m, ok = ms.Next() {
+			off := a.base + uint64(m.OffsetDelta())
+			got, ok := served[off]
+			switch {
+			case ok && !bytes.Equal(got, m.Bytes()):
+				t.Fatalf("offset %d: served message differs from the acknowledged one", off)
+			case !ok && (off < first || off >= end):
+				t.Fatalf("offset %d missing, outside the damaged segment %d..%d", off, first, end-1)
+			case !ok:
+				missing++
+			}
+		}
+	}
+	t.Logf("%d messages of the damaged segment %d..%d quarantined", missing, first, end-1)
 }
