@@ -16,7 +16,7 @@
 //	{start_offset:020}.log     records back to back, no padding
 //	{start_offset:020}.index   24-byte entries, one per record:
 //	                           offset u64 | timestamp u64 | position u64 (LE)
-//	{start_offset:020}.quarantine  damaged ranges of a sealed segment
+//	{start_offset:020}.quarantine  damaged ranges of the segment
 //	                           (sidecar.go), only while it has some
 //	purge.pending              marker while a purge is in progress
 //	offsets/consumers/{id}     consumer offset files (see [Offsets])
@@ -105,12 +105,12 @@
 // before it, one starting at or inside it starts after it (the offsets are
 // skipped, like offsets removed by retention). ReadRecord of a quarantined
 // record fails with a *CorruptError. Stats and Bounds still count the
-// damaged offsets. A sealed segment's quarantine is kept in
-// {start_offset:020}.quarantine beside it (sidecar.go), since recovery
-// trusts a sealed index without reading every record; the active
-// segment's is found again by the walk at every Open and written out when
-// the segment is sealed. Retention, purge, reset and TruncateFrom remove a
-// range with its segment or records.
+// damaged offsets. A segment's quarantine is kept in
+// {start_offset:020}.quarantine beside it (sidecar.go): recovery trusts a
+// sealed index without reading every record, and a range located once
+// stays quarantined even when what located it is gone (a torn tail cut
+// after it), so offsets never go back. Retention, purge, reset and
+// TruncateFrom remove a range with its segment or records.
 //
 // Without Options.VerifySealed, Open verifies the records of the active
 // segment only (and the index and last record of each sealed one), so rot

@@ -167,7 +167,10 @@ func (p *Partition) TruncateFrom(off uint64) error {
 	m.n = k
 	seg.size = pos
 	seg.end = off
-	p.dropDamageFrom(seg, off)
+	if err := p.dropDamageFrom(seg, off); err != nil {
+		p.failed = fmt.Errorf("truncate segment %d at offset %d: %w", seg.start, off, err)
+		return p.failed
+	}
 	p.next = off
 	if k > 0 {
 		p.lastTs = entries[k-1].ts

@@ -74,15 +74,14 @@ func (p *Partition) truncateSealedLocked(off uint64) error {
 		s.release()
 		return fail(fmt.Errorf("segment %d is %d bytes after the cut, want %d", c.start, size, pos))
 	}
-	// The quarantine before the cut stays, now in memory only: the
-	// active segment's is found again by the recovery walk.
+	// The quarantine before the cut stays.
 	var q []Damage
 	for _, d := range c.damage() {
 		if d.First < off {
 			q = append(q, d)
 		}
 	}
-	if err := c.writeSidecar(p.dir, nil); err != nil {
+	if err := c.writeSidecar(p.dir, q); err != nil {
 		s.release()
 		return fail(err)
 	}

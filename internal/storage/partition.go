@@ -261,8 +261,8 @@ func (p *Partition) rollLocked() error {
 		p.failed = fmt.Errorf("seal segment %d: %w", old.start, err)
 		return p.failed
 	}
-	// A sealed segment keeps its quarantine in a file: recovery trusts
-	// its index without walking it (sidecar.go).
+	// The quarantine file must say what the segment's quarantine is:
+	// recovery trusts a sealed index without walking it (sidecar.go).
 	p.qmu.Lock()
 	err := old.writeSidecar(p.dir, old.damage())
 	p.qmu.Unlock()

@@ -25,9 +25,9 @@ var ErrNotDamaged = errors.New("storage: record is not quarantined")
 // Partition.qmu) when Scrub adds to it or RepairRecord lifts a range. Each
 // Damage is one slot of the segment: one index entry whose log bytes
 // [Pos, Pos+Len) held offsets First..Last; readers never return a slot's
-// bytes (read.go). A sealed segment's quarantine is kept on disk beside it
+// bytes (read.go). The quarantine is kept on disk beside the segment
 // (sidecar.go), since recovery trusts a sealed index without reading every
-// record; the active segment's is found again by the recovery walk.
+// record.
 
 // damage returns the segment's quarantine (nil when it has none).
 func (s *segment) damage() []Damage {

@@ -45,8 +45,8 @@ const (
 //     only damage that cannot be located is a *CorruptError;
 //   - the last segment is walked record by record; the log is cut at the
 //     first bad record after which no valid record can be located (a torn
-//     tail); damage before valid records is quarantined. Its index is
-//     rebuilt from the walk;
+//     tail); damage before valid records, or a range its quarantine file
+//     names, is quarantined. Its index is rebuilt from the walk;
 //   - segments must be contiguous (each starts where the previous ends);
 //   - a held partition (Options.Held) reveals nothing: its revealed end
 //     starts at the oldest segment's start (held.go). A full active
@@ -236,7 +236,7 @@ func (p *Partition) recoverSealed(start, end uint64) (*segment, error) {
 // end of the log is located by the next segment's start, end), and
 // rebuilds the index and the quarantine file. Caller owns s.
 func (p *Partition) walkSealed(s *segment, logSize int64, end uint64, side []Damage) error {
-	res, err := p.locate(s, logSize, oldAnchors(s, logSize, side))
+	res, err := p.locate(s, logSize, oldAnchors(s, logSize, side), side)
 	if err != nil {
 		return err
 	}
@@ -382,8 +382,15 @@ func (p *Partition) recoverActive(start uint64) (*segment, error) {
 		return nil, err
 	}
 	// The old index locates valid records past damage; its entries are
-	// only believed where a record verifies at them.
-	res, err := p.locate(s, logSize, oldAnchors(s, logSize, nil))
+	// only believed where a record verifies at them. The quarantine file
+	// keeps what earlier Opens located (a file that does not decode is
+	// ignored: the walk finds the damage again).
+	side, err := s.readSidecar(logSize)
+	if err != nil && !errors.Is(err, errSidecar) {
+		s.release()
+		return nil, err
+	}
+	res, err := p.locate(s, logSize, oldAnchors(s, logSize, side), side)
 	if err != nil {
 		s.release()
 		return nil, err
@@ -405,9 +412,7 @@ func (p *Partition) recoverActive(start uint64) (*segment, error) {
 		s.release()
 		return nil, err
 	}
-	// The walk found the active segment's quarantine again; a file left
-	// from when it was sealed (before a TruncateFrom) is stale.
-	if err := s.writeSidecar(p.dir, nil); err != nil {
+	if err := s.writeSidecar(p.dir, res.damage); err != nil {
 		s.release()
 		return nil, err
 	}

@@ -38,12 +38,13 @@ type located struct {
 
 // locate walks the log of s (size bytes) record by record from its start.
 // At a record that is incomplete or fails verification it looks for where
-// valid records resume: at the end the damaged record's own length header
-// gives, or at an anchor (old index entry or quarantine range end) past
-// it, whichever verifies first; the bytes and offsets in between become a
-// quarantined slot. When nothing after a bad record verifies, the walk
+// valid records resume: where a range of the segment's quarantine file
+// side starting there ends, at the end the damaged record's own length
+// header gives, or at an anchor (old index entry or quarantine range end)
+// past it, whichever verifies first; the bytes and offsets in between
+// become a quarantined slot. When nothing after a bad record verifies, the walk
 // stops there (located.bad). A read failure is returned as a *readError.
-func (p *Partition) locate(s *segment, size int64, anchors []anchor) (located, error) {
+func (p *Partition) locate(s *segment, size int64, anchors []anchor, side []Damage) (located, error) {
 	w := walker{f: s.log, size: size, format: p.format, maxRecord: p.opts.MaxRecordBytes}
 	res := located{bad: -1, next: s.start}
 	var prevTs uint64
@@ -58,7 +59,7 @@ func (p *Partition) locate(s *segment, size int64, anchors []anchor) (located, e
 			res.next, prevTs, hasPrev = e.endOff(), e.ts, true
 			continue
 		}
-		a, ok, aerr := w.resume(w.pos, res.next, anchors)
+		a, ok, aerr := w.resume(w.pos, res.next, anchors, side)
 		if aerr != nil {
 			return res, aerr
 		}
@@ -87,22 +88,39 @@ func (p *Partition) locate(s *segment, size int64, anchors []anchor) (located, e
 // position bad, which should have held offset want: the first position
 // after it where a record verifies whose base offset is past want, taken
 // from the bad record's length header or from anchors (sorted by
-// position). The slot in between must fit a record's length and count.
-func (w *walker) resume(bad int64, want uint64, anchors []anchor) (anchor, bool, error) {
+// position), or where the length header ends at an anchor (the next
+// record may be damaged too; the anchor gives its offset); a range of the
+// quarantine file side that starts at bad and holds want is taken as it
+// is. The slot in between must fit a record's length and count.
+func (w *walker) resume(bad int64, want uint64, anchors []anchor, side []Damage) (anchor, bool, error) {
 	var best anchor
 	found := false
 	fits := func(off uint64, pos int64) bool {
 		return off > want && off-want <= math.MaxUint32 && pos > bad && pos < w.size && pos-bad <= maxRecordLimit
 	}
+	// A range quarantined before (by an earlier Open or a Scrub) stays
+	// one, even where nothing after it verifies now (the end of the log).
+	for _, d := range side {
+		if d.Pos == bad && d.First == want && d.Last < math.MaxUint64 && d.Pos+d.Len <= w.size &&
+			d.Len <= maxRecordLimit && d.Last-d.First < math.MaxUint32 {
+			return anchor{off: d.Last + 1, pos: d.Pos + d.Len}, true, nil
+		}
+	}
 	hl := w.format.HeaderLen()
 	if h, err := w.at(bad, hl); err == nil {
 		if n, err := w.format.RecordLen(h); err == nil && n >= int64(hl) && n <= w.maxRecord {
-			e, err := w.record(bad + n)
+			end := bad + n
+			e, err := w.record(end)
 			if _, ok := errors.AsType[*readError](err); ok {
 				return anchor{}, false, err
 			}
-			if err == nil && fits(e.off, bad+n) {
-				best, found = anchor{off: e.off, ts: e.ts, pos: bad + n}, true
+			if err == nil && fits(e.off, end) {
+				best, found = anchor{off: e.off, ts: e.ts, pos: end}, true
+			} else if a, ok := anchorAt(anchors, end, fits); ok {
+				// The next record is damaged too, but the length header
+				// and an anchor agree on where it starts, and the anchor
+				// says which offset: the bad record alone is the slot.
+				best, found = a, true
 			}
 		}
 	} else if _, ok := errors.AsType[*readError](err); ok {
@@ -127,6 +145,17 @@ func (w *walker) resume(bad int64, want uint64, anchors []anchor) (anchor, bool,
 		}
 	}
 	return best, found, nil
+}
+
+// anchorAt returns an anchor at position pos that fits.
+func anchorAt(anchors []anchor, pos int64, fits func(uint64, int64) bool) (anchor, bool) {
+	i := sort.Search(len(anchors), func(i int) bool { return anchors[i].pos >= pos })
+	for ; i < len(anchors) && anchors[i].pos == pos; i++ {
+		if fits(anchors[i].off, pos) {
+			return anchors[i], true
+		}
+	}
+	return anchor{}, false
 }
 
 // indexTsAt returns the timestamp an old index entry gives the record at

@@ -49,10 +49,8 @@ func (p *Partition) RepairRecord(base uint64, rec []byte) error {
 		return fmt.Errorf("repair record %d: sync %s: %w", base, seg.logPath, err)
 	}
 	nq := slices.Delete(slices.Clone(q), i, i+1)
-	if seg.mem.Load() == nil {
-		if err := seg.writeSidecar(p.dir, nq); err != nil {
-			return fmt.Errorf("repair record %d: %w", base, err)
-		}
+	if err := seg.writeSidecar(p.dir, nq); err != nil {
+		return fmt.Errorf("repair record %d: %w", base, err)
 	}
 	seg.setDamage(nq)
 	return nil

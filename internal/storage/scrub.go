@@ -144,17 +144,16 @@ func (p *Partition) addDamage(seg *segment, found []Damage) ([]Damage, error) {
 		return 0
 	})
 	seg.setDamage(q)
-	if seg.mem.Load() == nil {
-		if err := seg.writeSidecar(p.dir, q); err != nil {
-			return added, err
-		}
+	if err := seg.writeSidecar(p.dir, q); err != nil {
+		return added, err
 	}
 	return added, nil
 }
 
-// dropDamageFrom removes the ranges of seg at or after offset off (cut
-// away by TruncateFrom). Caller must hold p.mu.
-func (p *Partition) dropDamageFrom(seg *segment, off uint64) {
+// dropDamageFrom removes the ranges of the active segment seg at or after
+// offset off (cut away by TruncateFrom) and rewrites its quarantine file.
+// Caller must hold p.mu.
+func (p *Partition) dropDamageFrom(seg *segment, off uint64) error {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
 	q := seg.damage()
@@ -162,7 +161,10 @@ func (p *Partition) dropDamageFrom(seg *segment, off uint64) {
 	for k < len(q) && q[k].First < off {
 		k++
 	}
-	if k < len(q) {
-		seg.setDamage(slices.Clone(q[:k]))
+	if k == len(q) {
+		return nil
 	}
+	nq := slices.Clone(q[:k])
+	seg.setDamage(nq)
+	return seg.writeSidecar(p.dir, nq)
 }

@@ -9,9 +9,11 @@ import (
 	"os"
 )
 
-// A sealed segment with quarantined records keeps the list beside its log
-// in {start_offset:020}.quarantine, so that recovery, which trusts a sealed
-// index without reading every record, never serves them after a restart:
+// A segment with quarantined records keeps the list beside its log in
+// {start_offset:020}.quarantine, so that recovery, which trusts a sealed
+// index without reading every record, never serves them after a restart,
+// and a range located once stays one even where the evidence that located
+// it is gone (a torn tail cut after it):
 //
 //	magic "IGQ1" | count u32 | count × (pos u64 | len u64 | first u64 |
 //	last u64 | reason_len u16 | reason) | CRC-32C of everything before, u32
