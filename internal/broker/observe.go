@@ -202,6 +202,11 @@ func (b *Broker) sampleMetrics() metrics.Sample {
 		data = b.opts.data
 	}
 	own := b.opts.data == nil // the broker's own plane has traffic and group offsets
+	if own {
+		for _, pd := range b.parts.DamagedPartitions() {
+			s.DamagedRecords += pd.DamagedRecords()
+		}
+	}
 	for _, t := range inv.Topics {
 		s.Partitions += uint64(len(t.Partitions))
 		stats := make([]catalog.PartitionStats, len(t.Partitions))

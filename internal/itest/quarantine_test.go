@@ -71,7 +71,7 @@ func quarFlipPayload(t *testing.T, dir string, base uint64) uint32 {
 // flipped on disk, the server started again. Every other message is
 // served, the damaged offsets are absent (a poll at or inside them gets
 // the messages after them; a consumer with auto-commit reads through),
-// and the server's log names them.
+// the server's log names them and /metrics counts them.
 func TestDamagedRecordSkipped(t *testing.T) {
 	const total, perBatch = 3000, 3
 	dir := t.TempDir()
@@ -155,6 +155,10 @@ func TestDamagedRecordSkipped(t *testing.T) {
 	}
 	if !equalU64(got, want) {
 		t.Fatalf("consumer got %d offsets, want %d", len(got), len(want))
+	}
+
+	if v, ok := sample(scrapeMetrics(t, s2), "iggo_storage_damaged_records"); !ok || v != float64(count) {
+		t.Fatalf("iggo_storage_damaged_records = %v (%v), want %d", v, ok, count)
 	}
 
 	out := logs.String()

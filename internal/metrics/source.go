@@ -11,6 +11,10 @@ type Sample struct {
 	Traffic []TopicTraffic
 	// Lag is the consumer-group lag of every (group, partition).
 	Lag []GroupLag
+	// DamagedRecords is the number of offsets quarantined now in the
+	// partitions held here (records that failed verification and are not
+	// served).
+	DamagedRecords uint64
 }
 
 // TopicTraffic is one topic's counters since its partitions were opened.

@@ -21,6 +21,7 @@ type stateCollector struct {
 	msgOut *prometheus.Desc
 	bytOut *prometheus.Desc
 	lag    *prometheus.Desc
+	damage *prometheus.Desc
 }
 
 func newStateCollector(src Source) *stateCollector {
@@ -35,6 +36,7 @@ func newStateCollector(src Source) *stateCollector {
 	c.msgOut = prometheus.NewDesc("iggo_topic_messages_out_total", "Messages returned by polls of the topic since its partitions were opened by this process.", topic, nil)
 	c.bytOut = prometheus.NewDesc("iggo_topic_bytes_out_total", "Batch bytes returned by polls of the topic since its partitions were opened by this process.", topic, nil)
 	c.lag = prometheus.NewDesc("iggo_consumer_group_lag", "Messages of the partition the consumer group has not committed (current offset minus committed offset; all retained messages before its first commit).", []string{"stream", "topic", "group", "partition"}, nil)
+	c.damage = prometheus.NewDesc("iggo_storage_damaged_records", "Offsets quarantined now in the partitions held here: records that failed verification and are not served.", nil, nil)
 	return c
 }
 
@@ -43,7 +45,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.parity {
 		ch <- d
 	}
-	for _, d := range []*prometheus.Desc{c.conns, c.msgIn, c.byteIn, c.msgOut, c.bytOut, c.lag} {
+	for _, d := range []*prometheus.Desc{c.conns, c.msgIn, c.byteIn, c.msgOut, c.bytOut, c.lag, c.damage} {
 		ch <- d
 	}
 }
@@ -72,4 +74,5 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, l := range s.Lag {
 		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(l.Lag), l.Stream, l.Topic, l.Group, strconv.FormatUint(uint64(l.Partition), 10))
 	}
+	ch <- prometheus.MustNewConstMetric(c.damage, prometheus.GaugeValue, float64(s.DamagedRecords))
 }
