@@ -1,0 +1,241 @@
+package partition
+
+import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// simMsg is one stored message as a poll returns it.
+type simMsg struct {
+	offset  uint64
+	payload string
+}
+
+// simConverge bounds the wait for every healthy replica to hold the same
+// messages after the heal (virtual time).
+const simConverge = 60 * time.Second
+
+// pollReplica reads every message of partition 0 on p, from offset 0,
+// 1000 at a time.
+func pollReplica(p *Plane) ([]simMsg, error) {
+	var out []simMsg
+	next := uint64(0)
+	for range 10000 {
+		req := wire.PollMessages{Consumer: wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(7)},
+			StreamID: wire.NumericID(simRef.StreamID), TopicID: wire.NumericID(simRef.TopicID),
+			Partition: wire.OptPartition{Present: true, ID: 0},
+			Strategy:  wire.PollingStrategy{Kind: wire.PollOffset, Value: next}, Count: 1000}
+		a, err := runExchange(p.poll, wire.OpNonReplicated, wire.Uint128{Lo: 99}, 0, req.AppendTo(nil))
+		if err != nil {
+			return nil, fmt.Errorf("poll from %d: %w", next, err)
+		}
+		if a.status != 0 {
+			return nil, fmt.Errorf("poll from %d: status %d", next, a.status)
+		}
+		var pm wire.PolledMessages
+		if err := pm.Decode(a.body); err != nil {
+			return nil, fmt.Errorf("poll from %d: decode reply: %w", next, err)
+		}
+		n := 0
+		for it := pm.Messages(); ; {
+			m, ok := it.Next()
+			if !ok {
+				break
+			}
+			out = append(out, simMsg{offset: m.Offset, payload: string(m.Payload)})
+			next = m.Offset + 1
+			n++
+		}
+		if n == 0 {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("poll did not end after %d messages", len(out))
+}
+
+// healthy says why node id's replica cannot be checked ("" when it can):
+// it must run, hold the partition open (not stopped as corrupt) and run
+// its raft group.
+func (c *simCluster) healthy(id replication.NodeID) string {
+	p, h, ok := c.running(id)
+	if !ok {
+		return "not running"
+	}
+	part := p.lookup(simRef.Incarnation, 0)
+	switch {
+	case part == nil:
+		return "partition not open"
+	case part.broken != nil:
+		return fmt.Sprint("partition stopped: ", part.broken)
+	case replicaOf(p, c.group()) == nil:
+		return "no replica"
+	}
+	if _, ok := h.Status(c.group()); !ok {
+		return "raft group not running"
+	}
+	return ""
+}
+
+// converge waits until a leader runs and every healthy member of its
+// configuration applied its commit index and polls the same messages.
+// It returns the members, the healthy ones' messages and why the others
+// are not healthy.
+func (r *simRun) converge() (members []replication.NodeID, seqs map[replication.NodeID][]simMsg, sick map[replication.NodeID]string, converged bool) {
+	c := r.c
+	g := c.group()
+	deadline := time.Now().Add(simConverge)
+	for {
+		seqs, sick = map[replication.NodeID][]simMsg{}, map[replication.NodeID]string{}
+		lead, ok := c.leader()
+		var v replication.View
+		if ok {
+			_, h, _ := c.running(lead)
+			v, ok = h.Status(g)
+		}
+		if ok {
+			members = slices.Concat(v.Voters, v.Learners)
+			slices.Sort(members)
+			converged = true
+			for _, id := range members {
+				if why := c.healthy(id); why != "" {
+					sick[id] = why
+					continue
+				}
+				p, h, _ := c.running(id)
+				if mv, _ := h.Status(g); mv.Applied < v.Commit {
+					converged = false
+				}
+				seq, err := pollReplica(p)
+				if err != nil {
+					sick[id] = err.Error()
+					continue
+				}
+				seqs[id] = seq
+			}
+			var first []simMsg
+			for i, id := range members {
+				if s, ok := seqs[id]; ok {
+					if i == 0 || first == nil {
+						first = s
+					} else if !slices.Equal(first, s) {
+						converged = false
+					}
+				}
+			}
+			if converged && len(seqs) > len(members)/2 {
+				return members, seqs, sick, true
+			}
+		}
+		if time.Now().After(deadline) {
+			return members, seqs, sick, false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// check is the checker: after the heal, every healthy replica holds the
+// same messages (committed prefixes agree; no divergence), offsets run
+// from 0 without a gap, no message is stored twice, every acknowledged
+// send is stored exactly once, whole, in order, at its acknowledged base
+// offset, and (watchLeaders) no term had two leaders.
+func (r *simRun) check() simResult {
+	members, seqs, sick, converged := r.converge()
+	var res simResult
+	for _, id := range members {
+		if why, ok := sick[id]; ok {
+			res.unhealthy = append(res.unhealthy, fmt.Sprintf("n%d: %s", id, why))
+		}
+	}
+	r.tr.add("check: members %v, healthy %d, unhealthy %v, converged %v", members, len(seqs), res.unhealthy, converged)
+	if !converged {
+		r.anomaly("no convergence within %s: members %v, healthy replicas %d, unhealthy %v", simConverge, members, len(seqs), res.unhealthy)
+	}
+	// Committed prefixes agree: every replica's messages are a prefix of
+	// the longest one's.
+	var longest []simMsg
+	var who replication.NodeID
+	for _, id := range members {
+		if s, ok := seqs[id]; ok && len(s) > len(longest) {
+			longest, who = s, id
+		}
+	}
+	for _, id := range members {
+		s, ok := seqs[id]
+		if !ok {
+			continue
+		}
+		for i, m := range s {
+			if longest[i] != m {
+				r.anomaly("divergence: n%d holds %q at offset %d, n%d holds %q", id, m.payload, m.offset, who, longest[i].payload)
+				break
+			}
+		}
+	}
+	// Offsets from 0 without gaps; each payload once.
+	where := map[string]uint64{}
+	for i, m := range longest {
+		if m.offset != uint64(i) {
+			r.anomaly("offset gap: message %d of n%d has offset %d", i, who, m.offset)
+			break
+		}
+		if prev, dup := where[m.payload]; dup {
+			r.anomaly("duplicate: %q stored at offsets %d and %d", m.payload, prev, m.offset)
+		}
+		where[m.payload] = m.offset
+	}
+	// Every acknowledged send: whole, in order, once, at its base.
+	r.mu.Lock()
+	writes := slices.Clone(r.writes)
+	r.mu.Unlock()
+	slices.SortFunc(writes, func(a, b *simWrite) int {
+		return cmp.Or(cmp.Compare(a.client, b.client), cmp.Compare(a.request, b.request))
+	})
+	oh := fnv.New64a()
+	for _, w := range writes {
+		fmt.Fprintf(oh, "%d/%d %v %d;", w.client, w.request, w.acked, w.base)
+		first, found := where[w.payloads[0]]
+		present := 0
+		for i, p := range w.payloads {
+			at, ok := where[p]
+			if ok {
+				present++
+			}
+			if ok && found && at != first+uint64(i) {
+				r.anomaly("c%d r%d: message %d at offset %d, not %d (batch not contiguous)", w.client, w.request, i, at, first+uint64(i))
+			}
+		}
+		switch {
+		case w.acked:
+			res.acked++
+			if present != len(w.payloads) {
+				r.anomaly("lost acknowledged write: c%d r%d (%d of %d messages stored, base %d)", w.client, w.request, present, len(w.payloads), w.base)
+			} else if w.base >= 0 && first != uint64(w.base) {
+				r.anomaly("c%d r%d acknowledged at base %d, stored at %d", w.client, w.request, w.base, first)
+			}
+		default:
+			res.unacked++
+			if present != 0 && present != len(w.payloads) {
+				r.anomaly("c%d r%d (unacknowledged) partly stored: %d of %d messages", w.client, w.request, present, len(w.payloads))
+			}
+		}
+	}
+	for p := range where {
+		if !strings.HasPrefix(p, fmt.Sprintf("s%d/", r.seed)) {
+			r.anomaly("unknown payload %q stored", p)
+		}
+	}
+	sh := fnv.New64a()
+	for _, m := range longest {
+		fmt.Fprintf(sh, "%d %s;", m.offset, m.payload)
+	}
+	res.messages = len(longest)
+	res.outcomeHash, res.stateHash = oh.Sum64(), sh.Sum64()
+	return res
+}

@@ -1,0 +1,355 @@
+package partition
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/iggo-dev/iggo/internal/replication"
+	"github.com/iggo-dev/iggo/wire"
+)
+
+// simWrite is one client send and what the client learnt of it.
+type simWrite struct {
+	client   int
+	request  uint64
+	payloads []string
+	// acked: a status 0 reply; base is the acknowledged base offset, or
+	// -1 when the reply was the empty success of a retried send that had
+	// already committed.
+	acked bool
+	base  int64
+	// tries is the number of attempts; last the last failure status.
+	tries int
+	last  string
+}
+
+// simRun is the state of one run.
+type simRun struct {
+	t     *testing.T
+	seed  uint64
+	sched simSchedule
+	c     *simCluster
+	tr    *simTrace
+
+	mu     sync.Mutex // guards writes, leaders, anomalies
+	writes []*simWrite
+	// leaders is the leader seen in each term (no two leaders in one term).
+	leaders   map[uint64]replication.NodeID
+	anomalies []string
+	// applied counts the schedule's events that took effect, by kind.
+	applied map[string]int
+}
+
+func (r *simRun) anomaly(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.tr.add("ANOMALY %s", msg)
+	r.mu.Lock()
+	r.anomalies = append(r.anomalies, msg)
+	r.mu.Unlock()
+}
+
+// simPayload names message i of a client's request: unique in a run.
+func simPayload(seed uint64, client int, request uint64, i int) string {
+	return fmt.Sprintf("s%d/c%d/r%d/m%d", seed, client, request, i)
+}
+
+// simSendBody is a SEND_MESSAGES body to partition 0 of simRef.
+func simSendBody(payloads []string, client int, request uint64) ([]byte, error) {
+	var b wire.BatchBuilder
+	b.Reset(nil)
+	for i, p := range payloads {
+		id := wire.Uint128{Hi: uint64(client + 1), Lo: request<<8 | uint64(i+1)}
+		if err := b.Add(id, 10, []byte(p), nil); err != nil {
+			return nil, fmt.Errorf("add message: %w", err)
+		}
+	}
+	batch, err := b.Finish()
+	if err != nil {
+		return nil, fmt.Errorf("finish batch: %w", err)
+	}
+	s := wire.SendMessages{StreamID: wire.NumericID(simRef.StreamID), TopicID: wire.NumericID(simRef.TopicID),
+		Partitioning: wire.Partitioning{Kind: wire.PartitionByID, PartitionID: 0}}
+	s.SetBatch(batch)
+	return s.AppendTo(nil), nil
+}
+
+// simOpDeadline bounds the retries of one send (virtual time).
+const simOpDeadline = 15 * time.Second
+
+// client runs client i's sends in order, each retried with the same
+// request number (so the duplicate window makes it exactly once) on
+// whichever node leads, until acknowledged or simOpDeadline passed.
+func (r *simRun) client(i int, ops []simOp) {
+	clientID := wire.Uint128{Hi: 0x5151, Lo: uint64(i + 1)}
+	for n, op := range ops {
+		if d := op.At - time.Since(r.tr.start); d > 0 {
+			time.Sleep(d)
+		}
+		w := &simWrite{client: i, request: uint64(n + 1), base: -1}
+		for m := range op.Msgs {
+			w.payloads = append(w.payloads, simPayload(r.seed, i, w.request, m))
+		}
+		r.mu.Lock()
+		r.writes = append(r.writes, w)
+		r.mu.Unlock()
+		body, err := simSendBody(w.payloads, i, w.request)
+		if err != nil {
+			r.anomaly("client %d: build send: %v", i, err)
+			return
+		}
+		deadline := time.Now().Add(simOpDeadline)
+		for time.Now().Before(deadline) {
+			lead, ok := r.c.leader()
+			p, _, up := r.c.running(lead)
+			if !ok || !up {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			w.tries++
+			a, err := runExchange(p.send, wire.OpSendMessages, clientID, w.request, body)
+			switch {
+			case err != nil:
+				w.last = err.Error()
+			case a.status != 0:
+				w.last = fmt.Sprint("status ", a.status)
+			case len(a.body) == 4:
+				w.acked = true
+			case len(a.body) == 24:
+				w.acked, w.base = true, int64(binary.LittleEndian.Uint64(a.body[16:]))
+			default:
+				w.last = fmt.Sprintf("reply body of %d bytes", len(a.body))
+			}
+			if w.acked {
+				r.tr.add("c%d r%d acked via n%d base %d (%d msgs, try %d)", i, w.request, lead, w.base, len(w.payloads), w.tries)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !w.acked {
+			r.tr.add("c%d r%d not acknowledged after %d tries: %s", i, w.request, w.tries, w.last)
+		}
+	}
+}
+
+// watchLeaders records, every tick until stop closes, the leader each
+// running node reports and its term: two nodes leading one term is an
+// anomaly (raft's election safety).
+func (r *simRun) watchLeaders(stop <-chan struct{}) {
+	g := r.c.group()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(simTiming.Tick):
+		}
+		for _, id := range r.c.roster {
+			_, h, ok := r.c.running(id)
+			if !ok {
+				continue
+			}
+			v, ok := h.Status(g)
+			if !ok || v.Role != replication.RoleLeader {
+				continue
+			}
+			r.mu.Lock()
+			prev, seen := r.leaders[v.Term]
+			if !seen {
+				r.leaders[v.Term] = id
+			}
+			r.mu.Unlock()
+			if seen && prev != id {
+				r.anomaly("two leaders in term %d: n%d and n%d", v.Term, prev, id)
+			} else if !seen {
+				r.tr.add("n%d leads term %d", id, v.Term)
+			}
+		}
+	}
+}
+
+// apply carries out one scheduled event.
+func (r *simRun) apply(e simEvent) {
+	c := r.c
+	did := true
+	var note string
+	switch e.Kind {
+	case evCrash:
+		if err := c.stop(e.Node); err != nil {
+			note = fmt.Sprint("stop: ", err)
+		}
+	case evRestart:
+		if err := c.start(e.Node); err != nil {
+			r.anomaly("restart n%d: %v", e.Node, err)
+		}
+	case evIsolate:
+		for _, id := range c.roster {
+			if id != e.Node {
+				c.net.setCut(e.Node, id, true)
+				c.net.setCut(id, e.Node, true)
+			}
+		}
+	case evCutOne:
+		c.net.setCut(e.Node, e.Peer, true)
+	case evHeal:
+		c.net.mu.Lock()
+		clear(c.net.cut)
+		c.net.mu.Unlock()
+	case evLossy:
+		c.net.setFaults(0.05, 0.02, 30*time.Millisecond)
+	case evCalm:
+		c.net.setFaults(0, 0, time.Millisecond)
+	case evMove:
+		pl := c.getPlacement()
+		if !slices.Contains(pl, uint8(e.Node)) || slices.Contains(pl, uint8(e.Peer)) {
+			did, note = false, fmt.Sprintf("skipped: placement %v", pl)
+			break
+		}
+		if err := c.move(e.Node, e.Peer); err != nil {
+			note = fmt.Sprintf("failed: %v (placement now %v)", err, c.getPlacement())
+		} else {
+			note = fmt.Sprintf("done: placement %v", c.getPlacement())
+		}
+	case evFlip, evTruncate:
+		note = r.damage(e)
+		did = !strings.HasPrefix(note, "skipped")
+	}
+	if did {
+		r.mu.Lock()
+		r.applied[e.Kind]++
+		r.mu.Unlock()
+	}
+	r.tr.add("event %s %s", e, note)
+}
+
+// damage flips a bit in, or truncates, one file of a stopped node, the
+// file and position drawn from e.Rand.
+func (r *simRun) damage(e simEvent) string {
+	nd := r.c.nodes[e.Node]
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	if nd.up {
+		return "skipped: node is up"
+	}
+	var files []string
+	filepath.WalkDir(nd.dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil && info.Size() > 0 {
+				files = append(files, path)
+			}
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		return "skipped: no files"
+	}
+	slices.Sort(files)
+	path := files[e.Rand%uint64(len(files))]
+	rel, _ := filepath.Rel(nd.dir, path)
+	info, err := os.Stat(path)
+	if err != nil {
+		return fmt.Sprint("skipped: ", err)
+	}
+	size := info.Size()
+	pos := int64((e.Rand >> 20) % uint64(size))
+	nd.damaged++
+	if e.Kind == evTruncate {
+		// Somewhere in the second half: a lost tail.
+		pos = size/2 + pos/2
+		if err := os.Truncate(path, pos); err != nil {
+			return fmt.Sprint("skipped: ", err)
+		}
+		return fmt.Sprintf("%s truncated from %d to %d bytes", rel, size, pos)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Sprint("skipped: ", err)
+	}
+	defer f.Close()
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], pos); err != nil {
+		return fmt.Sprint("skipped: ", err)
+	}
+	bit := byte(1) << (e.Rand >> 60 & 7)
+	b[0] ^= bit
+	if _, err := f.WriteAt(b[:], pos); err != nil {
+		return fmt.Sprint("skipped: ", err)
+	}
+	return fmt.Sprintf("%s byte %d of %d bit %#x", rel, pos, size, bit)
+}
+
+// simResult is what a run reports.
+type simResult struct {
+	schedHash, outcomeHash, stateHash, traceHash uint64
+	acked, unacked, messages                     int
+	applied                                      map[string]int
+	net                                          netStats
+	anomalies                                    []string
+	unhealthy                                    []string
+	trace                                        string
+}
+
+// run drives the schedule, heals everything, waits for the cluster to
+// converge and checks it.
+func (r *simRun) run() simResult {
+	c := r.c
+	for _, id := range c.roster {
+		if err := c.start(id); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	if _, ok := c.awaitLeader(10 * time.Second); !ok {
+		r.t.Fatal("no first leader")
+	}
+	r.tr = newSimTrace()
+	c.trace = r.tr
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { r.watchLeaders(stop) })
+	var clients sync.WaitGroup
+	for i, ops := range r.sched.Clients {
+		clients.Go(func() { r.client(i, ops) })
+	}
+	for _, e := range r.sched.Events {
+		if d := e.At - time.Since(r.tr.start); d > 0 {
+			time.Sleep(d)
+		}
+		r.apply(e)
+	}
+	if d := simFaultSpan - time.Since(r.tr.start); d > 0 {
+		time.Sleep(d)
+	}
+	// Heal: every link, every node.
+	c.net.healAll()
+	for _, id := range c.roster {
+		if err := c.start(id); err != nil {
+			r.anomaly("restart n%d after the faults: %v", id, err)
+		}
+	}
+	r.tr.add("healed: every link restored, every node running")
+	clients.Wait()
+	res := r.check()
+	close(stop)
+	wg.Wait()
+	r.mu.Lock()
+	res.anomalies = slices.Clone(r.anomalies)
+	res.applied = r.applied
+	r.mu.Unlock()
+	res.net = c.net.snapshot()
+	res.schedHash = r.sched.hash()
+	res.traceHash = r.tr.hash()
+	res.trace = r.tr.String()
+	return res
+}
+
+// ctxFor is a context bounded by d.
+func ctxFor(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
