@@ -83,8 +83,10 @@ func (c *simCluster) healthy(id replication.NodeID) string {
 	return ""
 }
 
-// converge waits until a leader runs and every healthy member of its
-// configuration applied its commit index and polls the same messages.
+// converge waits until a leader runs and every member of its
+// configuration is healthy, applied its commit index and polls the same
+// messages; at the deadline it settles for a majority of healthy members
+// that agree.
 // It returns the members, the healthy ones' messages and why the others
 // are not healthy.
 func (r *simRun) converge() (members []replication.NodeID, seqs map[replication.NodeID][]simMsg, sick map[replication.NodeID]string, converged bool) {
@@ -129,12 +131,14 @@ func (r *simRun) converge() (members []replication.NodeID, seqs map[replication.
 					}
 				}
 			}
-			if converged && len(seqs) > len(members)/2 {
+			if converged && len(sick) == 0 {
 				return members, seqs, sick, true
 			}
 		}
 		if time.Now().After(deadline) {
-			return members, seqs, sick, false
+			// A replica that never recovered is reported (unhealthy);
+			// the rest must still agree.
+			return members, seqs, sick, converged && len(seqs) > len(members)/2
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -154,6 +158,7 @@ func (r *simRun) check() simResult {
 		}
 	}
 	r.tr.add("check: members %v, healthy %d, unhealthy %v, converged %v", members, len(seqs), res.unhealthy, converged)
+	r.traceViews()
 	if !converged {
 		r.anomaly("no convergence within %s: members %v, healthy replicas %d, unhealthy %v", simConverge, members, len(seqs), res.unhealthy)
 	}

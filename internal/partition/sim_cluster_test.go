@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +53,8 @@ type simNode struct {
 
 	mu    sync.Mutex // guards everything below
 	up    bool
+	// started: the node ran once (the topic was created on it).
+	started bool
 	plane *Plane
 	repl  *testReplicator
 	// damaged counts the storage faults injected into this node's files.
@@ -104,9 +108,17 @@ func (c *simCluster) start(id replication.NodeID) error {
 	if nd.up {
 		return nil
 	}
-	r := &testReplicator{self: id, voters: c.roster}
+	// Partition groups are bootstrapped only when the topic is created
+	// (the first start); at a restart the broker's Replicator gives no
+	// voters (broker.partitionVoters), so an empty replica waits for its
+	// leader instead of bootstrapping a group of its own.
+	var voters []replication.NodeID
+	if !nd.started {
+		voters, nd.started = c.roster, true
+	}
+	r := &testReplicator{self: id, voters: voters}
 	logs := func(dir string) (replication.LogStorage, error) {
-		l, err := raftlog.Open(dir, raftlog.Options{Logger: quietLogger(), SegmentBytes: 16 << 10})
+		l, err := raftlog.Open(dir, raftlog.Options{Logger: c.logger(id), SegmentBytes: 16 << 10})
 		if err != nil {
 			return nil, fmt.Errorf("open raft log: %w", err)
 		}
@@ -114,13 +126,13 @@ func (c *simCluster) start(id replication.NodeID) error {
 		return l, nil
 	}
 	ref := c.ref()
-	p, err := New(Options{Dir: nd.dir, Replicator: r, LogStorage: logs, Logger: quietLogger(), RetentionInterval: -1})
+	p, err := New(Options{Dir: nd.dir, Replicator: r, LogStorage: logs, Logger: c.logger(id), RetentionInterval: -1})
 	if err != nil {
 		return fmt.Errorf("node %d: open plane: %w", id, err)
 	}
 	p.SetTopics(&fakeTopics{ref: simRef, ids: []uint32{0}})
 	h, err := replication.New(replication.Config{Self: id, Peers: c.roster, Timing: simTiming,
-		Network: simEndpoint{c.net, id}, Logger: quietLogger()})
+		Network: simEndpoint{c.net, id}, Logger: c.logger(id)})
 	if err != nil {
 		p.Close()
 		return fmt.Errorf("node %d: start host: %w", id, err)
@@ -132,6 +144,24 @@ func (c *simCluster) start(id replication.NodeID) error {
 		return fmt.Errorf("node %d: create partitions: %w", id, err)
 	}
 	return nil
+}
+
+// logger is node id's logger: discarded, or with -sim.log written to
+// the test log at that level.
+func (c *simCluster) logger(id replication.NodeID) *slog.Logger {
+	var level slog.Level
+	if *simLogFlag == "" || level.UnmarshalText([]byte(*simLogFlag)) != nil {
+		return quietLogger()
+	}
+	return slog.New(slog.NewTextHandler(testWriter{c.t}, &slog.HandlerOptions{Level: level})).With("node", int(id))
+}
+
+// testWriter writes log lines to t.Log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(b), "\n"))
+	return len(b), nil
 }
 
 // addLog records a raft log opened by node nd's plane, closed when the
@@ -223,37 +253,68 @@ func (c *simCluster) awaitLeader(d time.Duration) (replication.NodeID, bool) {
 // opens an empty replica), the leader adds to as a learner and promotes
 // it once caught up, hands its leadership over if it is the one leaving,
 // removes from, and every node learns the final list (from drops its
-// replica and files). It returns the step that failed, if any.
+// replica and files). A move that fails is rolled back (to removed from
+// the group if it got in, the old list restored); if even that fails,
+// the joined list stays, as the metadata would keep a move pending.
 func (c *simCluster) move(from, to replication.NodeID) error {
-	g := c.group()
+	if _, ok := c.awaitLeader(5 * time.Second); !ok {
+		return errors.New("no leader: not started")
+	}
 	old := c.getPlacement()
 	joined := append(slices.Clone(old), uint8(to))
 	final := slices.Clone(old)
 	final[slices.Index(final, uint8(from))] = uint8(to)
 	c.setPlacement(joined)
+	if err := c.place(joined); err != nil {
+		return err
+	}
+	if err := c.moveSteps(from, to, final); err != nil {
+		if rerr := c.rollback(to, old); rerr != nil {
+			return fmt.Errorf("%w; rollback: %w", err, rerr)
+		}
+		return fmt.Errorf("%w (rolled back)", err)
+	}
+	c.setPlacement(final)
+	return c.place(final)
+}
+
+// place tells every running node the replica list.
+func (c *simCluster) place(list []uint8) error {
 	ref := c.ref()
 	for _, id := range c.roster {
 		if p, _, ok := c.running(id); ok {
-			if err := p.SetReplicas(ref, 0, joined); err != nil {
-				return fmt.Errorf("set replicas %v on node %d: %w", joined, id, err)
+			if err := p.SetReplicas(ref, 0, list); err != nil {
+				return fmt.Errorf("set replicas %v on node %d: %w", list, id, err)
 			}
 		}
 	}
+	return nil
+}
+
+// moveSteps are the group changes of a move.
+func (c *simCluster) moveSteps(from, to replication.NodeID, final []uint8) error {
+	g := c.group()
 	lead, ok := c.awaitLeader(5 * time.Second)
 	if !ok {
 		return errors.New("no leader to add the replica")
 	}
 	_, h, _ := c.running(lead)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	if h == nil {
 		return errors.New("leader stopped")
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	if err := h.AddMember(ctx, g, to); err != nil {
 		return fmt.Errorf("add member %d via %d: %w", to, lead, err)
 	}
 	if lead == from {
-		next := replication.NodeID(final[0])
+		next := to
+		for _, r := range final {
+			if n := replication.NodeID(r); n != to {
+				next = n
+				break
+			}
+		}
 		if err := h.TransferLeadership(ctx, g, next); err != nil {
 			return fmt.Errorf("transfer leadership %d to %d: %w", from, next, err)
 		}
@@ -272,17 +333,53 @@ func (c *simCluster) move(from, to replication.NodeID) error {
 			return errors.New("new leader stopped")
 		}
 	}
-	if _, err := h.ChangeMembership(ctx, g, []replication.MemberChange{{Type: replication.Remove, Node: from}}); err != nil {
-		return fmt.Errorf("remove %d via %d: %w", from, lead, err)
-	}
-	c.setPlacement(final)
-	ref = c.ref()
-	for _, id := range c.roster {
-		if p, _, ok := c.running(id); ok {
-			if err := p.SetReplicas(ref, 0, final); err != nil {
-				return fmt.Errorf("set replicas %v on node %d: %w", final, id, err)
-			}
+	return c.remove(ctx, h, lead, from)
+}
+
+// remove takes node id out of the group through leader lead's host h.
+// ChangeMembership succeeds with a nil ConfState when raft ignored the
+// change (another one was still pending, as right after an election):
+// that is retried, as the broker's replica mover re-decides on fresh
+// state.
+func (c *simCluster) remove(ctx context.Context, h *replication.Host, lead, id replication.NodeID) error {
+	for {
+		cs, err := h.ChangeMembership(ctx, c.group(), []replication.MemberChange{{Type: replication.Remove, Node: id}})
+		if err != nil {
+			return fmt.Errorf("remove %d via %d: %w", id, lead, err)
+		}
+		if cs != nil {
+			c.trace.add("move: removed n%d via n%d: voters %v learners %v", id, lead, cs.GetVoters(), cs.GetLearners())
+			return nil
+		}
+		c.trace.add("move: removal of n%d ignored by raft (a change pending); again", id)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("remove %d via %d: %w", id, lead, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return nil
+}
+
+// rollback takes to out of the group (if it got in) and restores the
+// old replica list.
+func (c *simCluster) rollback(to replication.NodeID, old []uint8) error {
+	g := c.group()
+	lead, ok := c.awaitLeader(5 * time.Second)
+	if !ok {
+		return errors.New("no leader")
+	}
+	_, h, _ := c.running(lead)
+	if h == nil {
+		return errors.New("leader stopped")
+	}
+	v, _ := h.Status(g)
+	if slices.Contains(v.Voters, to) || slices.Contains(v.Learners, to) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := c.remove(ctx, h, lead, to); err != nil {
+			return err
+		}
+	}
+	c.setPlacement(old)
+	return c.place(old)
 }

@@ -207,15 +207,26 @@ func (r *simRun) apply(e simEvent) {
 	case evCalm:
 		c.net.setFaults(0, 0, time.Millisecond)
 	case evMove:
+		// The replica that leaves is drawn from the placement of the
+		// moment, the one that joins is the node holding none.
 		pl := c.getPlacement()
-		if !slices.Contains(pl, uint8(e.Node)) || slices.Contains(pl, uint8(e.Peer)) {
-			did, note = false, fmt.Sprintf("skipped: placement %v", pl)
+		from := replication.NodeID(pl[e.Rand%uint64(len(pl))])
+		to, ok := replication.NodeID(0), false
+		for _, id := range c.roster {
+			if !slices.Contains(pl, uint8(id)) {
+				to, ok = id, true
+				break
+			}
+		}
+		if _, _, up := c.running(to); !ok || !up {
+			did, note = false, fmt.Sprintf("skipped: placement %v, no running node to join", pl)
 			break
 		}
-		if err := c.move(e.Node, e.Peer); err != nil {
-			note = fmt.Sprintf("failed: %v (placement now %v)", err, c.getPlacement())
+		note = fmt.Sprintf("n%d→n%d: ", from, to)
+		if err := c.move(from, to); err != nil {
+			note += fmt.Sprintf("failed: %v (placement now %v)", err, c.getPlacement())
 		} else {
-			note = fmt.Sprintf("done: placement %v", c.getPlacement())
+			note += fmt.Sprintf("done: placement %v", c.getPlacement())
 		}
 	case evFlip, evTruncate:
 		note = r.damage(e)
@@ -227,6 +238,9 @@ func (r *simRun) apply(e simEvent) {
 		r.mu.Unlock()
 	}
 	r.tr.add("event %s %s", e, note)
+	if e.Kind == evMove {
+		r.traceViews()
+	}
 }
 
 // damage flips a bit in, or truncates, one file of a stopped node, the
@@ -352,4 +366,18 @@ func (r *simRun) run() simResult {
 // ctxFor is a context bounded by d.
 func ctxFor(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
+}
+
+// traceViews adds every running node's view of the group to the trace.
+func (r *simRun) traceViews() {
+	for _, id := range r.c.roster {
+		if _, h, ok := r.c.running(id); ok {
+			if v, ok := h.Status(r.c.group()); ok {
+				r.tr.add("n%d: %s term %d commit %d applied %d voters %v learners %v joint %v",
+					id, v.Role, v.Term, v.Commit, v.Applied, v.Voters, v.Learners, v.Joint)
+			} else {
+				r.tr.add("n%d: no group", id)
+			}
+		}
+	}
 }

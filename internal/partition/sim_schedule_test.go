@@ -31,7 +31,7 @@ const (
 	evHeal     = "heal"     // remove every cut
 	evLossy    = "lossy"    // drops, duplicates and delays on every link
 	evCalm     = "calm"     // no more drops or duplicates
-	evMove     = "move"     // move a replica from node to peer
+	evMove     = "move"     // move a replica (which one: drawn when it runs)
 	evFlip     = "bitflip"  // flip one bit of a stopped node's file
 	evTruncate = "truncate" // cut the tail of a stopped node's file
 )
@@ -49,9 +49,9 @@ type simEvent struct {
 
 func (e simEvent) String() string {
 	switch e.Kind {
-	case evCutOne, evMove:
+	case evCutOne:
 		return fmt.Sprintf("%s n%d→n%d", e.Kind, e.Node, e.Peer)
-	case evHeal, evLossy, evCalm:
+	case evHeal, evLossy, evCalm, evMove:
 		return e.Kind
 	}
 	return fmt.Sprintf("%s n%d", e.Kind, e.Node)
@@ -104,8 +104,13 @@ func newSchedule(seed uint64, prof simProfile) simSchedule {
 			}
 			e.Kind, down[e.Node] = evCrash, true
 		case roll < 30:
-			if !down[e.Node] {
+			if len(down) == 0 {
 				continue
+			}
+			for id := range simNodes {
+				if down[replication.NodeID(id)] {
+					e.Node = replication.NodeID(id)
+				}
 			}
 			e.Kind = evRestart
 			delete(down, e.Node)
