@@ -34,11 +34,11 @@ var simTiming = replication.Timing{Tick: 10 * time.Millisecond, HeartbeatTicks: 
 // partition plane over real storage and a durable raft log in its own
 // directory, whose hosts talk through a simNet.
 type simCluster struct {
-	t     *testing.T
-	net   *simNet
-	trace *simTrace
+	t      *testing.T
+	net    *simNet
+	trace  *simTrace
 	roster []replication.NodeID
-	nodes []*simNode
+	nodes  []*simNode
 
 	mu sync.Mutex // guards placement
 	// placement is the partition's replica list as the metadata would
@@ -51,12 +51,12 @@ type simNode struct {
 	id  replication.NodeID
 	dir string
 
-	mu    sync.Mutex // guards everything below
-	up    bool
+	mu sync.Mutex // guards everything below
+	up bool
 	// started: the node ran once (the topic was created on it).
 	started bool
-	plane *Plane
-	repl  *testReplicator
+	plane   *Plane
+	repl    *testReplicator
 	// damaged counts the storage faults injected into this node's files.
 	damaged int
 

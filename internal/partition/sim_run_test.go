@@ -47,6 +47,10 @@ type simRun struct {
 	anomalies []string
 	// applied counts the schedule's events that took effect, by kind.
 	applied map[string]int
+
+	// moving is held while a replica move runs (moves).
+	moving sync.Mutex
+	moves  sync.WaitGroup
 }
 
 func (r *simRun) anomaly(format string, args ...any) {
@@ -207,6 +211,41 @@ func (r *simRun) apply(e simEvent) {
 	case evCalm:
 		c.net.setFaults(0, 0, time.Millisecond)
 	case evMove:
+		// One move at a time, beside the other events (a move waits
+		// for catch-up and elections for seconds, as the broker's
+		// mover does while faults go on).
+		if !r.moving.TryLock() {
+			did, note = false, "skipped: a move is running"
+			break
+		}
+		did, note = false, "started"
+		r.moves.Go(func() {
+			defer r.moving.Unlock()
+			ok, note := r.move(e)
+			if ok {
+				r.mu.Lock()
+				r.applied[e.Kind]++
+				r.mu.Unlock()
+			}
+			r.tr.add("event %s %s", e, note)
+			r.traceViews()
+		})
+	case evFlip, evTruncate:
+		note = r.damage(e)
+		did = !strings.HasPrefix(note, "skipped")
+	}
+	if did {
+		r.mu.Lock()
+		r.applied[e.Kind]++
+		r.mu.Unlock()
+	}
+	r.tr.add("event %s %s", e, note)
+}
+
+// move runs a scheduled replica move; ok says whether it was tried.
+func (r *simRun) move(e simEvent) (ok bool, note string) {
+	c := r.c
+	{
 		// The replica that leaves is drawn from the placement of the
 		// moment, the one that joins is the node holding none.
 		pl := c.getPlacement()
@@ -219,27 +258,13 @@ func (r *simRun) apply(e simEvent) {
 			}
 		}
 		if _, _, up := c.running(to); !ok || !up {
-			did, note = false, fmt.Sprintf("skipped: placement %v, no running node to join", pl)
-			break
+			return false, fmt.Sprintf("skipped: placement %v, no running node to join", pl)
 		}
 		note = fmt.Sprintf("n%d→n%d: ", from, to)
 		if err := c.move(from, to); err != nil {
-			note += fmt.Sprintf("failed: %v (placement now %v)", err, c.getPlacement())
-		} else {
-			note += fmt.Sprintf("done: placement %v", c.getPlacement())
+			return true, note + fmt.Sprintf("failed: %v (placement now %v)", err, c.getPlacement())
 		}
-	case evFlip, evTruncate:
-		note = r.damage(e)
-		did = !strings.HasPrefix(note, "skipped")
-	}
-	if did {
-		r.mu.Lock()
-		r.applied[e.Kind]++
-		r.mu.Unlock()
-	}
-	r.tr.add("event %s %s", e, note)
-	if e.Kind == evMove {
-		r.traceViews()
+		return true, note + fmt.Sprintf("done: placement %v", c.getPlacement())
 	}
 }
 
@@ -340,6 +365,7 @@ func (r *simRun) run() simResult {
 	if d := simFaultSpan - time.Since(r.tr.start); d > 0 {
 		time.Sleep(d)
 	}
+	r.moves.Wait()
 	// Heal: every link, every node.
 	c.net.healAll()
 	for _, id := range c.roster {
