@@ -88,7 +88,13 @@ func newSchedule(seed uint64, prof simProfile) simSchedule {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed5eed5eed5eed))
 	s := simSchedule{Seed: seed, Storage: prof.storage}
 	down := map[replication.NodeID]bool{}
-	damagedNode := replication.NodeID(rng.IntN(simNodes)) // the one node whose disk may rot
+	damaged := map[replication.NodeID]bool{}
+	damagedNode := func() (replication.NodeID, bool) {
+		for id := range damaged {
+			return id, true
+		}
+		return 0, false
+	}
 	node := func() replication.NodeID { return replication.NodeID(rng.IntN(simNodes)) }
 	for at := time.Duration(0); ; {
 		at += time.Duration(200+rng.IntN(1300)) * time.Millisecond
@@ -130,15 +136,20 @@ func newSchedule(seed uint64, prof simProfile) simSchedule {
 			}
 			e.Kind = evMove
 		default:
-			if !prof.storage {
+			if !prof.storage || len(down) == 0 {
 				continue
 			}
 			// Storage faults only while the node is down, on one node
-			// of the run (a minority).
-			e.Node = damagedNode
-			if !down[e.Node] {
+			// of the run (a minority): the first one damaged.
+			for id := range simNodes {
+				if down[replication.NodeID(id)] {
+					e.Node = replication.NodeID(id)
+				}
+			}
+			if damaged, ok := damagedNode(); ok && damaged != e.Node {
 				continue
 			}
+			damaged[e.Node] = true
 			e.Kind = evFlip
 			if rng.IntN(2) == 0 {
 				e.Kind = evTruncate
