@@ -97,7 +97,7 @@ func newSchedule(seed uint64, prof simProfile) simSchedule {
 	}
 	node := func() replication.NodeID { return replication.NodeID(rng.IntN(simNodes)) }
 	for at := time.Duration(0); ; {
-		at += time.Duration(200+rng.IntN(1300)) * time.Millisecond
+		at += time.Duration(200_000+rng.IntN(1_300_000)) * time.Microsecond
 		if at >= simFaultSpan {
 			break
 		}
@@ -160,7 +160,9 @@ func newSchedule(seed uint64, prof simProfile) simSchedule {
 	for range simClients {
 		var ops []simOp
 		for at := time.Duration(0); ; {
-			at += time.Duration(50+rng.IntN(600)) * time.Millisecond
+			// Microsecond resolution: no two clients (and no tick)
+			// at one instant.
+			at += time.Duration(50_000+rng.IntN(600_000)) * time.Microsecond
 			if at >= simFaultSpan {
 				break
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/cryptotest"
 	"testing/synctest"
 
 	"github.com/iggo-dev/iggo/internal/replication"
@@ -66,6 +67,9 @@ func TestSim(t *testing.T) {
 
 // runSim runs one seed in the current bubble.
 func runSim(t *testing.T, seed uint64, prof simProfile) simResult {
+	// raft draws its randomized election timeouts from crypto/rand, as
+	// the hosts draw proposal nonces: seeded too.
+	cryptotest.SetGlobalRandom(t, seed)
 	sched := newSchedule(seed, prof)
 	r := &simRun{t: t, seed: seed, sched: sched, leaders: map[uint64]replication.NodeID{}, applied: map[string]int{}}
 	r.tr = newSimTrace()
