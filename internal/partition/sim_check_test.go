@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -121,15 +122,11 @@ func (r *simRun) converge() (members []replication.NodeID, seqs map[replication.
 				}
 				seqs[id] = seq
 			}
-			var first []simMsg
-			for i, id := range members {
-				if s, ok := seqs[id]; ok {
-					if i == 0 || first == nil {
-						first = s
-					} else if !slices.Equal(first, s) {
-						converged = false
-					}
-				}
+			// Replicas may have deleted different prefixes (segment
+			// deletion is node-local): they must end at the same offset
+			// and agree where they overlap.
+			if _, conflict := unionOf(seqs); conflict != "" || !sameEnd(seqs) {
+				converged = false
 			}
 			if converged && len(sick) == 0 {
 				return members, seqs, sick, true
@@ -162,34 +159,39 @@ func (r *simRun) check() simResult {
 	if !converged {
 		r.anomaly("no convergence within %s: members %v, healthy replicas %d, unhealthy %v", simConverge, members, len(seqs), res.unhealthy)
 	}
-	// Committed prefixes agree: every replica's messages are a prefix of
-	// the longest one's.
-	var longest []simMsg
-	var who replication.NodeID
-	for _, id := range members {
-		if s, ok := seqs[id]; ok && len(s) > len(longest) {
-			longest, who = s, id
-		}
+	// Committed prefixes agree: where two replicas hold an offset, they
+	// hold the same message; each replica's offsets run without a gap.
+	union, conflict := unionOf(seqs)
+	if conflict != "" {
+		r.anomaly("divergence: %s", conflict)
 	}
+	minFirst := uint64(1 << 63)
 	for _, id := range members {
 		s, ok := seqs[id]
 		if !ok {
 			continue
 		}
-		for i, m := range s {
-			if longest[i] != m {
-				r.anomaly("divergence: n%d holds %q at offset %d, n%d holds %q", id, m.payload, m.offset, who, longest[i].payload)
+		if len(s) > 0 {
+			minFirst = min(minFirst, s[0].offset)
+		} else {
+			minFirst = 0
+		}
+		for i := 1; i < len(s); i++ {
+			if s[i].offset != s[i-1].offset+1 {
+				r.anomaly("offset gap on n%d: %d then %d", id, s[i-1].offset, s[i].offset)
 				break
 			}
 		}
 	}
-	// Offsets from 0 without gaps; each payload once.
+	if len(union) > 0 {
+		r.tr.add("check: %d messages, offsets %d..%d, first offset on the replicas from %d", len(union), union[0].offset, union[len(union)-1].offset, minFirst)
+	}
+	if len(union) > 0 && union[0].offset != minFirst {
+		r.anomaly("no replica holds the union's first offset %d", union[0].offset)
+	}
+	// Each payload once.
 	where := map[string]uint64{}
-	for i, m := range longest {
-		if m.offset != uint64(i) {
-			r.anomaly("offset gap: message %d of n%d has offset %d", i, who, m.offset)
-			break
-		}
+	for _, m := range union {
 		if prev, dup := where[m.payload]; dup {
 			r.anomaly("duplicate: %q stored at offsets %d and %d", m.payload, prev, m.offset)
 		}
@@ -216,17 +218,33 @@ func (r *simRun) check() simResult {
 				r.anomaly("c%d r%d: message %d at offset %d, not %d (batch not contiguous)", w.client, w.request, i, at, first+uint64(i))
 			}
 		}
+		// A message every replica deleted with its segment is gone by
+		// design: its offset (seen before a deletion, or acknowledged)
+		// is below every replica's first offset.
+		deleted := 0
+		for i, p := range w.payloads {
+			if _, ok := where[p]; ok {
+				continue
+			}
+			at, known := r.seen[p]
+			if !known && w.base >= 0 {
+				at, known = uint64(w.base)+uint64(i), true
+			}
+			if known && at < minFirst {
+				deleted++
+			}
+		}
 		switch {
 		case w.acked:
 			res.acked++
-			if present != len(w.payloads) {
-				r.anomaly("lost acknowledged write: c%d r%d (%d of %d messages stored, base %d)", w.client, w.request, present, len(w.payloads), w.base)
-			} else if w.base >= 0 && first != uint64(w.base) {
+			if present+deleted != len(w.payloads) {
+				r.anomaly("lost acknowledged write: c%d r%d (%d of %d messages stored, %d deleted with their segment, base %d)", w.client, w.request, present, len(w.payloads), deleted, w.base)
+			} else if w.base >= 0 && present == len(w.payloads) && first != uint64(w.base) {
 				r.anomaly("c%d r%d acknowledged at base %d, stored at %d", w.client, w.request, w.base, first)
 			}
 		default:
 			res.unacked++
-			if present != 0 && present != len(w.payloads) {
+			if present != 0 && present+deleted != len(w.payloads) {
 				r.anomaly("c%d r%d (unacknowledged) partly stored: %d of %d messages", w.client, w.request, present, len(w.payloads))
 			}
 		}
@@ -237,10 +255,51 @@ func (r *simRun) check() simResult {
 		}
 	}
 	sh := fnv.New64a()
-	for _, m := range longest {
+	for _, m := range union {
 		fmt.Fprintf(sh, "%d %s;", m.offset, m.payload)
 	}
-	res.messages = len(longest)
+	res.messages = len(union)
 	res.outcomeHash, res.stateHash = oh.Sum64(), sh.Sum64()
 	return res
+}
+
+// unionOf merges the replicas' messages by offset, in offset order, and
+// names the first offset where two replicas hold different messages.
+func unionOf(seqs map[replication.NodeID][]simMsg) ([]simMsg, string) {
+	at := map[uint64]simMsg{}
+	who := map[uint64]replication.NodeID{}
+	ids := slices.Sorted(maps.Keys(seqs))
+	conflict := ""
+	for _, id := range ids {
+		for _, m := range seqs[id] {
+			if prev, ok := at[m.offset]; ok && prev != m && conflict == "" {
+				conflict = fmt.Sprintf("offset %d: n%d holds %q, n%d holds %q", m.offset, who[m.offset], prev.payload, id, m.payload)
+			}
+			if _, ok := at[m.offset]; !ok {
+				at[m.offset], who[m.offset] = m, id
+			}
+		}
+	}
+	out := make([]simMsg, 0, len(at))
+	for _, o := range slices.Sorted(maps.Keys(at)) {
+		out = append(out, at[o])
+	}
+	return out, conflict
+}
+
+// sameEnd says whether every replica's last offset is the same (an empty
+// replica ends before offset 0).
+func sameEnd(seqs map[replication.NodeID][]simMsg) bool {
+	end, first := int64(-1), true
+	for _, s := range seqs {
+		e := int64(-1)
+		if len(s) > 0 {
+			e = int64(s[len(s)-1].offset)
+		}
+		if !first && e != end {
+			return false
+		}
+		end, first = e, false
+	}
+	return true
 }

@@ -48,6 +48,11 @@ type simRun struct {
 	// applied counts the schedule's events that took effect, by kind.
 	applied map[string]int
 
+	// seen is the offset of every message the leader held before a
+	// segment deletion (so the checker knows a deleted one from a lost
+	// one).
+	seen map[string]uint64
+
 	// moving is held while a replica move runs (moves).
 	moving sync.Mutex
 	moves  sync.WaitGroup
@@ -230,6 +235,10 @@ func (r *simRun) apply(e simEvent) {
 			r.tr.add("event %s %s", e, note)
 			r.traceViews()
 		})
+	case evTransfer:
+		did, note = r.transfer(e)
+	case evDelete:
+		did, note = r.deleteSegments(uint32(1 + e.Rand%4))
 	case evFlip, evTruncate:
 		note = r.damage(e)
 		did = !strings.HasPrefix(note, "skipped")
@@ -416,4 +425,72 @@ func (r *simRun) traceViews() {
 // is the main source of differences between runs of one seed.
 func staggerStart(id replication.NodeID) {
 	time.Sleep(time.Duration(id+1) * 1237 * time.Microsecond)
+}
+
+// transfer asks the leader to hand its leadership to another voter
+// (drawn from e.Rand), waiting at most 2 s.
+func (r *simRun) transfer(e simEvent) (bool, string) {
+	c := r.c
+	lead, ok := c.leader()
+	if !ok {
+		return false, "skipped: no leader"
+	}
+	_, h, ok := c.running(lead)
+	if !ok {
+		return false, "skipped: leader stopped"
+	}
+	v, _ := h.Status(c.group())
+	var to []replication.NodeID
+	for _, id := range v.Voters {
+		if id != lead {
+			to = append(to, id)
+		}
+	}
+	if len(to) == 0 {
+		return false, "skipped: no other voter"
+	}
+	target := to[e.Rand%uint64(len(to))]
+	ctx, cancel := ctxFor(2 * time.Second)
+	defer cancel()
+	if err := h.TransferLeadership(ctx, c.group(), target); err != nil {
+		return true, fmt.Sprintf("n%d→n%d: %v", lead, target, err)
+	}
+	return true, fmt.Sprintf("n%d→n%d", lead, target)
+}
+
+// deleteSegments has every running node delete its count oldest sealed
+// segments, as DELETE_SEGMENTS does through the metadata (node-local; the
+// group's log is compacted first, so a replica behind is sent a
+// snapshot). What the leader held is recorded first (seen).
+func (r *simRun) deleteSegments(count uint32) (bool, string) {
+	c := r.c
+	lead, ok := c.leader()
+	if !ok {
+		return false, "skipped: no leader"
+	}
+	p, _, ok := c.running(lead)
+	if !ok {
+		return false, "skipped: leader stopped"
+	}
+	msgs, err := pollReplica(p)
+	if err != nil {
+		return false, fmt.Sprint("skipped: poll the leader: ", err)
+	}
+	r.mu.Lock()
+	for _, m := range msgs {
+		r.seen[m.payload] = m.offset
+	}
+	r.mu.Unlock()
+	var done []string
+	ref := c.ref()
+	for _, id := range c.roster {
+		if p, _, ok := c.running(id); ok && p.Holds(ref, 0) {
+			if err := p.DeleteSegments(ref, 0, count); err != nil {
+				done = append(done, fmt.Sprintf("n%d: %v", id, err))
+			} else {
+				done = append(done, fmt.Sprintf("n%d", id))
+			}
+		}
+	}
+	return true, fmt.Sprintf("%d segments on %v (leader n%d held %d messages)", count, done, lead, len(msgs))
 }

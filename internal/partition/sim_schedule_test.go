@@ -34,6 +34,8 @@ const (
 	evMove     = "move"     // move a replica (which one: drawn when it runs)
 	evFlip     = "bitflip"  // flip one bit of a stopped node's file
 	evTruncate = "truncate" // cut the tail of a stopped node's file
+	evTransfer = "transfer" // the leader hands its leadership to a replica
+	evDelete   = "delete"   // every running node deletes its oldest sealed segments (raft log compacted first)
 )
 
 // simEvent is one scheduled fault or membership change.
@@ -51,7 +53,7 @@ func (e simEvent) String() string {
 	switch e.Kind {
 	case evCutOne:
 		return fmt.Sprintf("%s n%d→n%d", e.Kind, e.Node, e.Peer)
-	case evHeal, evLossy, evCalm, evMove:
+	case evHeal, evLossy, evCalm, evMove, evTransfer, evDelete:
 		return e.Kind
 	}
 	return fmt.Sprintf("%s n%d", e.Kind, e.Node)
@@ -105,7 +107,9 @@ func newSchedule(seed uint64, prof simProfile) simSchedule {
 		e.Peer = (e.Node + 1 + replication.NodeID(rng.IntN(simNodes-1))) % simNodes
 		switch roll := rng.IntN(100); {
 		case roll < 15:
-			if down[e.Node] || len(down) >= 1 {
+			// A second node down (a majority of the replicas, maybe)
+			// only now and then.
+			if down[e.Node] || len(down) >= 2 || (len(down) == 1 && rng.IntN(4) != 0) {
 				continue
 			}
 			e.Kind, down[e.Node] = evCrash, true
@@ -130,11 +134,15 @@ func newSchedule(seed uint64, prof simProfile) simSchedule {
 			e.Kind = evLossy
 		case roll < 78:
 			e.Kind = evCalm
-		case roll < 88:
+		case roll < 84:
 			if !prof.moves {
 				continue
 			}
 			e.Kind = evMove
+		case roll < 88:
+			e.Kind = evTransfer
+		case roll < 92:
+			e.Kind = evDelete
 		default:
 			if !prof.storage || len(down) == 0 {
 				continue

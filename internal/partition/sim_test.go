@@ -16,7 +16,7 @@ import (
 // docs/RELIABILITY.md, "Deterministic simulation".
 var (
 	simSeedFlag    = flag.Int64("sim.seed", -1, "run only this simulation seed (replays a failure)")
-	simSeedsFlag   = flag.Int("sim.seeds", 0, "number of simulation seeds to run (default 20, 5 with -short)")
+	simSeedsFlag   = flag.Int("sim.seeds", 0, "number of simulation seeds to run (default 20; 10 with -race, 5 with -short)")
 	simFirstFlag   = flag.Uint64("sim.first", 1, "first simulation seed")
 	simRepeatFlag  = flag.Int("sim.repeat", 1, "run every seed this many times and compare the runs (determinism)")
 	simStorageFlag = flag.Bool("sim.storage", false, "also inject storage faults (bit flips, truncations) into stopped nodes' files")
@@ -37,6 +37,9 @@ func TestSim(t *testing.T) {
 	seeds := *simSeedsFlag
 	if seeds <= 0 {
 		seeds = 20
+		if simRace {
+			seeds = 10
+		}
 		if testing.Short() {
 			seeds = 5
 		}
@@ -71,7 +74,8 @@ func runSim(t *testing.T, seed uint64, prof simProfile) simResult {
 	// the hosts draw proposal nonces: seeded too.
 	cryptotest.SetGlobalRandom(t, seed)
 	sched := newSchedule(seed, prof)
-	r := &simRun{t: t, seed: seed, sched: sched, leaders: map[uint64]replication.NodeID{}, applied: map[string]int{}}
+	r := &simRun{t: t, seed: seed, sched: sched, leaders: map[uint64]replication.NodeID{}, applied: map[string]int{},
+		seen: map[string]uint64{}}
 	r.tr = newSimTrace()
 	r.c = newSimCluster(t, simNodes, seed, r.tr)
 	defer r.c.stopAll()
