@@ -148,6 +148,7 @@ func (r *simRun) converge() (members []replication.NodeID, seqs map[replication.
 // offset, and (watchLeaders) no term had two leaders.
 func (r *simRun) check() simResult {
 	members, seqs, sick, converged := r.converge()
+	r.observe()
 	var res simResult
 	for _, id := range members {
 		if why, ok := sick[id]; ok {

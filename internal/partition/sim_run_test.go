@@ -52,6 +52,10 @@ type simRun struct {
 	// segment deletion (so the checker knows a deleted one from a lost
 	// one).
 	seen map[string]uint64
+	// observed is every message a replica served during the run, by
+	// offset, and who served it first: an offset never changes its
+	// message (applied means committed).
+	observed map[uint64]observedMsg
 
 	// moving is held while a replica move runs (moves).
 	moving sync.Mutex
@@ -249,6 +253,49 @@ func (r *simRun) apply(e simEvent) {
 		r.mu.Unlock()
 	}
 	r.tr.add("event %s %s", e, note)
+	r.observe()
+}
+
+// observedMsg is what a replica served at one offset.
+type observedMsg struct {
+	payload string
+	node    replication.NodeID
+	at      time.Duration
+}
+
+// observe polls every healthy running replica and checks what it serves
+// against what any replica served before at the same offsets.
+func (r *simRun) observe() {
+	for _, id := range r.c.roster {
+		if r.c.healthy(id) != "" {
+			continue
+		}
+		p, _, ok := r.c.running(id)
+		if !ok {
+			continue
+		}
+		msgs, err := pollReplica(p)
+		if err != nil {
+			continue // stopped meanwhile
+		}
+		now := time.Since(r.tr.start)
+		r.mu.Lock()
+		var bad []string
+		for _, m := range msgs {
+			prev, ok := r.observed[m.offset]
+			if !ok {
+				r.observed[m.offset] = observedMsg{payload: m.payload, node: id, at: now}
+				continue
+			}
+			if prev.payload != m.payload && len(bad) == 0 {
+				bad = append(bad, fmt.Sprintf("offset %d: n%d serves %q, n%d served %q at %.3fs", m.offset, id, m.payload, prev.node, prev.payload, prev.at.Seconds()))
+			}
+		}
+		r.mu.Unlock()
+		for _, b := range bad {
+			r.anomaly("served data changed: %s", b)
+		}
+	}
 }
 
 // move runs a scheduled replica move; ok says whether it was tried.

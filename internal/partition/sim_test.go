@@ -75,7 +75,7 @@ func runSim(t *testing.T, seed uint64, prof simProfile) simResult {
 	cryptotest.SetGlobalRandom(t, seed)
 	sched := newSchedule(seed, prof)
 	r := &simRun{t: t, seed: seed, sched: sched, leaders: map[uint64]replication.NodeID{}, applied: map[string]int{},
-		seen: map[string]uint64{}}
+		seen: map[string]uint64{}, observed: map[uint64]observedMsg{}}
 	r.tr = newSimTrace()
 	r.c = newSimCluster(t, simNodes, seed, r.tr)
 	defer r.c.stopAll()
