@@ -348,7 +348,7 @@ func (c *simCluster) remove(ctx context.Context, h *replication.Host, lead, id r
 			return fmt.Errorf("remove %d via %d: %w", id, lead, err)
 		}
 		if cs != nil {
-			c.trace.add("move: removed n%d via n%d: voters %v learners %v", id, lead, cs.GetVoters(), cs.GetLearners())
+			c.trace.add("move: removed n%d via n%d: raft ids (node+1) voters %v learners %v", id, lead, cs.GetVoters(), cs.GetLearners())
 			return nil
 		}
 		c.trace.add("move: removal of n%d ignored by raft (a change pending); again", id)

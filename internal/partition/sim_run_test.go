@@ -64,10 +64,13 @@ type simRun struct {
 
 func (r *simRun) anomaly(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	r.tr.add("ANOMALY %s", msg)
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if slices.Contains(r.anomalies, msg) {
+		return // seen again: reported once
+	}
+	r.tr.add("ANOMALY %s", msg)
 	r.anomalies = append(r.anomalies, msg)
-	r.mu.Unlock()
 }
 
 // simPayload names message i of a client's request: unique in a run.

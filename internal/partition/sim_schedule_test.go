@@ -164,6 +164,18 @@ func newSchedule(seed uint64, prof simProfile) simSchedule {
 			}
 		}
 		s.Events = append(s.Events, e)
+		// With storage faults on, a crash is often followed by damage to
+		// the stopped node's files (if it is the run's damaged node).
+		if e.Kind == evCrash && prof.storage && rng.IntN(2) == 0 {
+			if d, ok := damagedNode(); !ok || d == e.Node {
+				damaged[e.Node] = true
+				f := simEvent{At: e.At + time.Duration(1+rng.IntN(100_000))*time.Microsecond, Kind: evFlip, Node: e.Node, Peer: e.Peer, Rand: rng.Uint64()}
+				if rng.IntN(2) == 0 {
+					f.Kind = evTruncate
+				}
+				s.Events = append(s.Events, f)
+			}
+		}
 	}
 	for range simClients {
 		var ops []simOp
