@@ -407,7 +407,9 @@ func (r *simRun) run() simResult {
 	if _, ok := c.awaitLeader(10 * time.Second); !ok {
 		r.t.Fatal("no first leader")
 	}
+	live := r.tr.live
 	r.tr = newSimTrace()
+	r.tr.live = live
 	c.trace = r.tr
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

@@ -220,6 +220,9 @@ func (s simSchedule) counts() map[string]int {
 // the clients saw, each line stamped with the virtual time since start.
 type simTrace struct {
 	start time.Time
+	// live, when set, also receives every line as it is added (-sim.live:
+	// a run that panics still shows its trace).
+	live  func(string)
 	mu    sync.Mutex // guards lines
 	lines []string
 }
@@ -231,6 +234,9 @@ func (tr *simTrace) add(format string, args ...any) {
 	tr.mu.Lock()
 	tr.lines = append(tr.lines, line)
 	tr.mu.Unlock()
+	if tr.live != nil {
+		tr.live(line)
+	}
 }
 
 func (tr *simTrace) String() string {

@@ -22,6 +22,7 @@ var (
 	simStorageFlag = flag.Bool("sim.storage", false, "also inject storage faults (bit flips, truncations) into stopped nodes' files")
 	simStrictFlag  = flag.Bool("sim.strict", false, "fail a run that ends with a member replica not healthy (not repaired)")
 	simTraceFlag   = flag.Bool("sim.trace", false, "print every run's trace, not only a failing one's")
+	simLiveFlag    = flag.Bool("sim.live", false, "log trace lines as they happen (with -v: a run that panics still shows its trace)")
 	simLogFlag     = flag.String("sim.log", "", "log every node's server log at this level (debug, info, warn, error) to the test log")
 )
 
@@ -77,6 +78,9 @@ func runSim(t *testing.T, seed uint64, prof simProfile) simResult {
 	r := &simRun{t: t, seed: seed, sched: sched, leaders: map[uint64]replication.NodeID{}, applied: map[string]int{},
 		seen: map[string]uint64{}, observed: map[uint64]observedMsg{}}
 	r.tr = newSimTrace()
+	if *simLiveFlag {
+		r.tr.live = func(line string) { t.Log(line) }
+	}
 	r.c = newSimCluster(t, simNodes, seed, r.tr)
 	defer r.c.stopAll()
 	return r.run()
