@@ -207,15 +207,6 @@ func (s simSchedule) hash() uint64 {
 	return h.Sum64()
 }
 
-// counts is the number of events of each kind.
-func (s simSchedule) counts() map[string]int {
-	m := map[string]int{}
-	for _, e := range s.Events {
-		m[e.Kind]++
-	}
-	return m
-}
-
 // simTrace is the event trace of one run: what the driver did and what
 // the clients saw, each line stamped with the virtual time since start.
 type simTrace struct {
