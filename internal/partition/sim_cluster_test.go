@@ -308,32 +308,44 @@ func (c *simCluster) moveSteps(from, to replication.NodeID, final []uint8) error
 		return fmt.Errorf("add member %d via %d: %w", to, lead, err)
 	}
 	if lead == from {
-		next := to
-		for _, r := range final {
-			if n := replication.NodeID(r); n != to {
-				next = n
-				break
-			}
-		}
-		if err := h.TransferLeadership(ctx, g, next); err != nil {
-			return fmt.Errorf("transfer leadership %d to %d: %w", from, next, err)
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			if l, ok := c.leader(); ok && l != from {
-				lead = l
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("leadership did not leave %d", from)
-			}
-			time.Sleep(simTiming.Tick)
-		}
-		if _, h, _ = c.running(lead); h == nil {
-			return errors.New("new leader stopped")
+		var err error
+		if lead, h, err = c.handOver(ctx, h, from, to, final); err != nil {
+			return err
 		}
 	}
 	return c.remove(ctx, h, lead, from)
+}
+
+// handOver moves the leadership away from leaving (the leader, whose
+// host is h), to the first of list that is neither leaving nor avoid,
+// as the broker's mover does before it removes a leader; it returns the
+// new leader and its host.
+func (c *simCluster) handOver(ctx context.Context, h *replication.Host, leaving, avoid replication.NodeID, list []uint8) (replication.NodeID, *replication.Host, error) {
+	next, found := replication.NodeID(0), false
+	for _, r := range list {
+		if n := replication.NodeID(r); n != leaving && n != avoid {
+			next, found = n, true
+			break
+		}
+	}
+	if !found {
+		return 0, nil, fmt.Errorf("no replica to hand the leadership of %d to", leaving)
+	}
+	if err := h.TransferLeadership(ctx, c.group(), next); err != nil {
+		return 0, nil, fmt.Errorf("transfer leadership %d to %d: %w", leaving, next, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if l, ok := c.leader(); ok && l != leaving {
+			if _, lh, ok := c.running(l); ok {
+				return l, lh, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return 0, nil, fmt.Errorf("leadership did not leave %d", leaving)
+		}
+		time.Sleep(simTiming.Tick)
+	}
 }
 
 // remove takes node id out of the group through leader lead's host h.
@@ -374,8 +386,14 @@ func (c *simCluster) rollback(to replication.NodeID, old []uint8) error {
 	}
 	v, _ := h.Status(g)
 	if slices.Contains(v.Voters, to) || slices.Contains(v.Learners, to) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		if lead == to {
+			var err error
+			if lead, h, err = c.handOver(ctx, h, to, to, old); err != nil {
+				return err
+			}
+		}
 		if err := c.remove(ctx, h, lead, to); err != nil {
 			return err
 		}
