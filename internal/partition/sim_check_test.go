@@ -2,6 +2,7 @@ package partition
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -13,10 +14,30 @@ import (
 	"github.com/iggo-dev/iggo/wire"
 )
 
-// simMsg is one stored message as a poll returns it.
+// simMsg is one stored message as a poll returns it: its payload, and a
+// digest of every field a poll returns (id, timestamps, checksum, user
+// headers, payload), so replicas are compared byte for byte.
 type simMsg struct {
 	offset  uint64
 	payload string
+	digest  uint64
+}
+
+// digestOf hashes every field of m.
+func digestOf(m wire.PolledMessage) uint64 {
+	h := fnv.New64a()
+	var b [8 * 6]byte
+	binary.LittleEndian.PutUint64(b[0:], m.Offset)
+	binary.LittleEndian.PutUint64(b[8:], m.Timestamp)
+	binary.LittleEndian.PutUint64(b[16:], m.OriginTimestamp)
+	binary.LittleEndian.PutUint64(b[24:], m.ID.Lo)
+	binary.LittleEndian.PutUint64(b[32:], m.ID.Hi)
+	binary.LittleEndian.PutUint64(b[40:], m.Checksum)
+	h.Write(b[:])
+	h.Write(m.UserHeaders)
+	h.Write([]byte{0})
+	h.Write(m.Payload)
+	return h.Sum64()
 }
 
 // simConverge bounds the wait for every healthy replica to hold the same
@@ -50,7 +71,7 @@ func pollReplica(p *Plane) ([]simMsg, error) {
 			if !ok {
 				break
 			}
-			out = append(out, simMsg{offset: m.Offset, payload: string(m.Payload)})
+			out = append(out, simMsg{offset: m.Offset, payload: string(m.Payload), digest: digestOf(m)})
 			next = m.Offset + 1
 			n++
 		}
@@ -257,7 +278,7 @@ func (r *simRun) check() simResult {
 	}
 	sh := fnv.New64a()
 	for _, m := range union {
-		fmt.Fprintf(sh, "%d %s;", m.offset, m.payload)
+		fmt.Fprintf(sh, "%d %s %x;", m.offset, m.payload, m.digest)
 	}
 	res.messages = len(union)
 	res.outcomeHash, res.stateHash = oh.Sum64(), sh.Sum64()
@@ -274,7 +295,8 @@ func unionOf(seqs map[replication.NodeID][]simMsg) ([]simMsg, string) {
 	for _, id := range ids {
 		for _, m := range seqs[id] {
 			if prev, ok := at[m.offset]; ok && prev != m && conflict == "" {
-				conflict = fmt.Sprintf("offset %d: n%d holds %q, n%d holds %q", m.offset, who[m.offset], prev.payload, id, m.payload)
+				conflict = fmt.Sprintf("offset %d: n%d holds %q (digest %016x), n%d holds %q (digest %016x)",
+					m.offset, who[m.offset], prev.payload, prev.digest, id, m.payload, m.digest)
 			}
 			if _, ok := at[m.offset]; !ok {
 				at[m.offset], who[m.offset] = m, id

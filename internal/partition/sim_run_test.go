@@ -259,6 +259,7 @@ func (r *simRun) apply(e simEvent) {
 // observedMsg is what a replica served at one offset.
 type observedMsg struct {
 	payload string
+	digest  uint64
 	node    replication.NodeID
 	at      time.Duration
 }
@@ -284,11 +285,12 @@ func (r *simRun) observe() {
 		for _, m := range msgs {
 			prev, ok := r.observed[m.offset]
 			if !ok {
-				r.observed[m.offset] = observedMsg{payload: m.payload, node: id, at: now}
+				r.observed[m.offset] = observedMsg{payload: m.payload, digest: m.digest, node: id, at: now}
 				continue
 			}
-			if prev.payload != m.payload && len(bad) == 0 {
-				bad = append(bad, fmt.Sprintf("offset %d: n%d serves %q, n%d served %q at %.3fs", m.offset, id, m.payload, prev.node, prev.payload, prev.at.Seconds()))
+			if (prev.payload != m.payload || prev.digest != m.digest) && len(bad) == 0 {
+				bad = append(bad, fmt.Sprintf("offset %d: n%d serves %q (digest %016x), n%d served %q (digest %016x) at %.3fs",
+					m.offset, id, m.payload, m.digest, prev.node, prev.payload, prev.digest, prev.at.Seconds()))
 			}
 		}
 		r.mu.Unlock()
