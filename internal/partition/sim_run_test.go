@@ -104,9 +104,11 @@ const simOpDeadline = 15 * time.Second
 func (r *simRun) client(i int, ops []simOp) {
 	clientID := wire.Uint128{Hi: 0x5151, Lo: uint64(i + 1)}
 	for n, op := range ops {
-		if d := op.At - time.Since(r.tr.start); d > 0 {
-			time.Sleep(d)
-		}
+		// Behind schedule (the previous send took long), a send still
+		// waits a client-specific moment: clients answered by one
+		// commit must not send again at one virtual instant, where
+		// their order would be the scheduler's choice.
+		time.Sleep(max(op.At-time.Since(r.tr.start), time.Duration(i+1)*173*time.Microsecond))
 		w := &simWrite{client: i, request: uint64(n + 1), base: -1}
 		for m := range op.Msgs {
 			w.payloads = append(w.payloads, simPayload(r.seed, i, w.request, m))
