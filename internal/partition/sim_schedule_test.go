@@ -236,12 +236,16 @@ func (tr *simTrace) String() string {
 	return strings.Join(tr.lines, "\n")
 }
 
-// hash is a digest of the trace lines in order.
+// hash is a digest of the trace lines sorted (by virtual time, then
+// text): lines added at one virtual instant by different goroutines
+// (the acknowledgements of one commit) come in no fixed order.
 func (tr *simTrace) hash() uint64 {
 	tr.mu.Lock()
-	defer tr.mu.Unlock()
+	lines := slices.Clone(tr.lines)
+	tr.mu.Unlock()
+	slices.Sort(lines) // the stamp is fixed-width: time order first
 	h := fnv.New64a()
-	for _, l := range tr.lines {
+	for _, l := range lines {
 		h.Write([]byte(l))
 		h.Write([]byte{'\n'})
 	}
