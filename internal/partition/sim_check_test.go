@@ -181,6 +181,14 @@ func (r *simRun) check() simResult {
 	if !converged {
 		r.anomaly("no convergence within %s: members %v, healthy replicas %d, unhealthy %v", simConverge, members, len(seqs), res.unhealthy)
 	}
+	r.verify(members, seqs, &res)
+	return res
+}
+
+// verify checks the healthy members' messages (seqs) against each other
+// and against what the clients were told, and fills res's counts and
+// digests.
+func (r *simRun) verify(members []replication.NodeID, seqs map[replication.NodeID][]simMsg, res *simResult) {
 	// Committed prefixes agree: where two replicas hold an offset, they
 	// hold the same message; each replica's offsets run without a gap.
 	union, conflict := unionOf(seqs)
@@ -282,7 +290,6 @@ func (r *simRun) check() simResult {
 	}
 	res.messages = len(union)
 	res.outcomeHash, res.stateHash = oh.Sum64(), sh.Sum64()
-	return res
 }
 
 // unionOf merges the replicas' messages by offset, in offset order, and
