@@ -48,12 +48,12 @@ const simConverge = 60 * time.Second
 // 1000 at a time.
 func pollReplica(p *Plane) ([]simMsg, error) {
 	var out []simMsg
-	next := uint64(0)
-	for range 10000 {
+	next, count := uint64(0), uint32(1000)
+	for range 100000 {
 		req := wire.PollMessages{Consumer: wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(7)},
 			StreamID: wire.NumericID(simRef.StreamID), TopicID: wire.NumericID(simRef.TopicID),
 			Partition: wire.OptPartition{Present: true, ID: 0},
-			Strategy:  wire.PollingStrategy{Kind: wire.PollOffset, Value: next}, Count: 1000}
+			Strategy:  wire.PollingStrategy{Kind: wire.PollOffset, Value: next}, Count: count}
 		a, err := runExchange(p.poll, wire.OpNonReplicated, wire.Uint128{Lo: 99}, 0, req.AppendTo(nil))
 		if err != nil {
 			return nil, fmt.Errorf("poll from %d: %w", next, err)
@@ -63,7 +63,13 @@ func pollReplica(p *Plane) ([]simMsg, error) {
 		}
 		var pm wire.PolledMessages
 		if err := pm.Decode(a.body); err != nil {
-			return nil, fmt.Errorf("poll from %d: decode reply: %w", next, err)
+			if count > 1 {
+				// Find the offset whose record does not decode, one
+				// message at a time.
+				count = 1
+				continue
+			}
+			return nil, fmt.Errorf("poll at offset %d: decode reply: %w", next, err)
 		}
 		n := 0
 		for it := pm.Messages(); ; {
@@ -178,6 +184,13 @@ func (r *simRun) check() simResult {
 	}
 	r.tr.add("check: members %v, healthy %d, unhealthy %v, converged %v", members, len(seqs), res.unhealthy, converged)
 	r.traceViews()
+	for _, id := range members {
+		if s, ok := seqs[id]; ok && len(s) > 0 {
+			r.tr.add("n%d holds %d messages, offsets %d..%d", id, len(s), s[0].offset, s[len(s)-1].offset)
+		} else if ok {
+			r.tr.add("n%d holds no message", id)
+		}
+	}
 	if !converged {
 		r.anomaly("no convergence within %s: members %v, healthy replicas %d, unhealthy %v", simConverge, members, len(seqs), res.unhealthy)
 	}
