@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +40,9 @@ type simCluster struct {
 	trace  *simTrace
 	roster []replication.NodeID
 	nodes  []*simNode
+
+	// elected is told of every raft election won (electionHandler).
+	elected func(node replication.NodeID, term uint64)
 
 	mu sync.Mutex // guards placement
 	// placement is the partition's replica list as the metadata would
@@ -146,14 +150,59 @@ func (c *simCluster) start(id replication.NodeID) error {
 	return nil
 }
 
-// logger is node id's logger: discarded, or with -sim.log written to
-// the test log at that level.
+// logger is node id's logger: it reports every raft election won
+// (c.elected) and, with -sim.log, writes the node's log to the test log
+// at that level.
 func (c *simCluster) logger(id replication.NodeID) *slog.Logger {
+	h := &electionHandler{node: id, elected: c.elected}
 	var level slog.Level
-	if *simLogFlag == "" || level.UnmarshalText([]byte(*simLogFlag)) != nil {
-		return quietLogger()
+	if *simLogFlag != "" && level.UnmarshalText([]byte(*simLogFlag)) == nil {
+		h.inner = slog.NewTextHandler(testWriter{c.t}, &slog.HandlerOptions{Level: level})
+		h.level = level
 	}
-	return slog.New(slog.NewTextHandler(testWriter{c.t}, &slog.HandlerOptions{Level: level})).With("node", int(id))
+	return slog.New(h).With("node", int(id))
+}
+
+// electionHandler is a slog.Handler that sees raft's "became leader at
+// term N" lines (logged at Debug) and passes records at or above level
+// to inner (nil: none).
+type electionHandler struct {
+	node    replication.NodeID
+	elected func(node replication.NodeID, term uint64)
+	inner   slog.Handler
+	level   slog.Level
+}
+
+func (h *electionHandler) Enabled(_ context.Context, l slog.Level) bool {
+	return l == slog.LevelDebug || (h.inner != nil && l >= h.level)
+}
+
+func (h *electionHandler) Handle(ctx context.Context, r slog.Record) error {
+	if _, after, ok := strings.Cut(r.Message, " became leader at term "); ok && h.elected != nil {
+		if term, err := strconv.ParseUint(after, 10, 64); err == nil {
+			h.elected(h.node, term)
+		}
+	}
+	if h.inner != nil && r.Level >= h.level {
+		return h.inner.Handle(ctx, r)
+	}
+	return nil
+}
+
+func (h *electionHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *h
+	if h.inner != nil {
+		c.inner = h.inner.WithAttrs(as)
+	}
+	return &c
+}
+
+func (h *electionHandler) WithGroup(name string) slog.Handler {
+	c := *h
+	if h.inner != nil {
+		c.inner = h.inner.WithGroup(name)
+	}
+	return &c
 }
 
 // testWriter writes log lines to t.Log.

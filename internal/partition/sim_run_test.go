@@ -155,6 +155,22 @@ func (r *simRun) client(i int, ops []simOp) {
 	}
 }
 
+// elected records an election won (from the nodes' raft logs): two
+// nodes elected in one term is an anomaly (raft's election safety).
+func (r *simRun) elected(id replication.NodeID, term uint64) {
+	r.mu.Lock()
+	prev, seen := r.leaders[term]
+	if !seen {
+		r.leaders[term] = id
+	}
+	r.mu.Unlock()
+	if seen && prev != id {
+		r.anomaly("two leaders in term %d: n%d and n%d", term, prev, id)
+	} else if !seen {
+		r.tr.add("n%d elected in term %d", id, term)
+	}
+}
+
 // watchLeaders records, every tick until stop closes, the leader each
 // running node reports and its term: two nodes leading one term is an
 // anomaly (raft's election safety).

@@ -82,6 +82,7 @@ func runSim(t *testing.T, seed uint64, prof simProfile) simResult {
 		r.tr.live = func(line string) { t.Log(line) }
 	}
 	r.c = newSimCluster(t, simNodes, seed, r.tr)
+	r.c.elected = r.elected
 	defer r.c.stopAll()
 	return r.run()
 }
