@@ -20,8 +20,8 @@ import (
 )
 
 // simRef is the one topic of the simulation; its partition 0 is the
-// replicated partition under test.
-// Small segments (8 KiB) so a run seals several.
+// replicated partition under test. Its segments are small (8 KiB), so a
+// run seals and deletes several.
 var simRef = func() catalog.TopicRef {
 	s := wire.DefaultTopicSettings()
 	s.SegmentSize = 8 << 10
@@ -61,8 +61,6 @@ type simNode struct {
 	started bool
 	plane   *Plane
 	repl    *testReplicator
-	// damaged counts the storage faults injected into this node's files.
-	damaged int
 
 	logMu sync.Mutex // guards logs (opened on the plane's worker)
 	logs  []*raftlog.Log

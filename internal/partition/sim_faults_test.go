@@ -68,7 +68,6 @@ func (r *simRun) damage(e simEvent) string {
 	}
 	size := info.Size()
 	pos := int64((e.Rand >> 20) % uint64(size))
-	nd.damaged++
 	if e.Kind == evTruncate {
 		// Somewhere in the second half: a lost tail.
 		pos = size/2 + pos/2

@@ -12,8 +12,21 @@ import (
 	"github.com/iggo-dev/iggo/internal/replication"
 )
 
-// Flags of the deterministic simulation (TestSim); see
-// docs/RELIABILITY.md, "Deterministic simulation".
+// The deterministic simulation (docs/RELIABILITY.md, "Deterministic
+// simulation"), file by file:
+//
+//   - sim_test.go: TestSim, its flags, reports and totals.
+//   - sim_schedule_test.go: what a seed decides (simSchedule, drawn from
+//     one PCG source) and the event trace.
+//   - sim_net_test.go: the in-memory network (per-link seeded fates).
+//   - sim_cluster_test.go: the nodes (plane, storage, raft log, host),
+//     their starts and stops, and replica moves.
+//   - sim_run_test.go: one run: clients, the driver, observations.
+//   - sim_faults_test.go: moves, storage damage, transfers, deletions.
+//   - sim_check_test.go: convergence and the checker;
+//     sim_checker_test.go: the checker's own test.
+
+// Flags of the simulation.
 var (
 	simSeedFlag    = flag.Int64("sim.seed", -1, "run only this simulation seed (replays a failure)")
 	simSeedsFlag   = flag.Int("sim.seeds", 0, "number of simulation seeds to run (default 20; 10 with -race, 5 with -short)")
