@@ -264,10 +264,13 @@ func (r *simRun) verify(members []replication.NodeID, seqs map[replication.NodeI
 				r.anomaly("c%d r%d: message %d at offset %d, not %d (batch not contiguous)", w.client, w.request, i, at, first+uint64(i))
 			}
 		}
-		// A message every replica deleted with its segment is gone by
-		// design: its offset (seen before a deletion, or acknowledged)
-		// is below every replica's first offset.
-		deleted := 0
+		// A message no replica serves is, by where its offset (seen
+		// before a deletion, or acknowledged) lies: deleted, when it
+		// is below every replica's first offset (gone with its
+		// segment, by design); unreachable, when below some replicas'
+		// first offset and beyond the end of the others (those stop
+		// short of it); lost otherwise.
+		deleted, unreachable := 0, 0
 		for i, p := range w.payloads {
 			if _, ok := where[p]; ok {
 				continue
@@ -276,21 +279,30 @@ func (r *simRun) verify(members []replication.NodeID, seqs map[replication.NodeI
 			if !known && w.base >= 0 {
 				at, known = uint64(w.base)+uint64(i), true
 			}
-			if known && at < minFirst {
+			if !known {
+				continue
+			}
+			switch below, beyond := placeOffset(seqs, at); {
+			case below == len(seqs):
 				deleted++
+			case below+beyond == len(seqs) && beyond > 0:
+				unreachable++
 			}
 		}
 		switch {
 		case w.acked:
 			res.acked++
-			if present+deleted != len(w.payloads) {
+			switch {
+			case present+deleted+unreachable != len(w.payloads):
 				r.anomaly("lost acknowledged write: c%d r%d (%d of %d messages stored, %d deleted with their segment, base %d)", w.client, w.request, present, len(w.payloads), deleted, w.base)
-			} else if w.base >= 0 && present == len(w.payloads) && first != uint64(w.base) {
+			case unreachable > 0:
+				r.anomaly("acknowledged write unreachable: c%d r%d (%d of %d messages deleted on some replicas and beyond the end of the others, base %d)", w.client, w.request, unreachable, len(w.payloads), w.base)
+			case w.base >= 0 && present == len(w.payloads) && first != uint64(w.base):
 				r.anomaly("c%d r%d acknowledged at base %d, stored at %d", w.client, w.request, w.base, first)
 			}
 		default:
 			res.unacked++
-			if present != 0 && present+deleted != len(w.payloads) {
+			if present != 0 && present+deleted+unreachable != len(w.payloads) {
 				r.anomaly("c%d r%d (unacknowledged) partly stored: %d of %d messages", w.client, w.request, present, len(w.payloads))
 			}
 		}
@@ -348,4 +360,20 @@ func sameEnd(seqs map[replication.NodeID][]simMsg) bool {
 		end, first = e, false
 	}
 	return true
+}
+
+// placeOffset counts the replicas whose first offset is above at
+// (below) and those that end before at (beyond).
+func placeOffset(seqs map[replication.NodeID][]simMsg, at uint64) (below, beyond int) {
+	for _, s := range seqs {
+		switch {
+		case len(s) == 0:
+			beyond++
+		case at < s[0].offset:
+			below++
+		case at > s[len(s)-1].offset:
+			beyond++
+		}
+	}
+	return below, beyond
 }
