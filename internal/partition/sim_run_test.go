@@ -54,6 +54,14 @@ type simRun struct {
 	// message (applied means committed).
 	observed map[uint64]observedMsg
 
+	// crashLeader (-sim.crashleader) makes every other crash stop the
+	// leader of the moment, and the restarts and damage that follow
+	// apply to the nodes actually down (retarget).
+	crashLeader bool
+	// damagedNode is the node whose files were damaged (crashLeader).
+	damagedNode   replication.NodeID
+	damagedChosen bool
+
 	// moving is held while a replica move runs (moves).
 	moving sync.Mutex
 	moves  sync.WaitGroup
@@ -213,10 +221,16 @@ func (r *simRun) apply(e simEvent) {
 	var note string
 	switch e.Kind {
 	case evCrash:
+		if r.crashLeader {
+			e = r.retarget(e)
+		}
 		if err := c.stop(e.Node); err != nil {
 			note = fmt.Sprint("stop: ", err)
 		}
 	case evRestart:
+		if r.crashLeader {
+			e = r.retarget(e)
+		}
 		if err := c.start(e.Node); err != nil {
 			r.anomaly("restart n%d: %v", e.Node, err)
 		}
@@ -262,6 +276,9 @@ func (r *simRun) apply(e simEvent) {
 	case evDelete:
 		did, note = r.deleteSegments(uint32(1 + e.Rand%4))
 	case evFlip, evTruncate:
+		if r.crashLeader {
+			e = r.retarget(e)
+		}
 		note = r.damage(e)
 		did = !strings.HasPrefix(note, "skipped")
 	}
@@ -412,4 +429,39 @@ func (r *simRun) traceViews() {
 // is the main source of differences between runs of one seed.
 func staggerStart(id replication.NodeID) {
 	time.Sleep(time.Duration(id+1) * 1237 * time.Microsecond)
+}
+
+// retarget adapts a crash, restart or damage event of the schedule to
+// -sim.crashleader: a crash whose e.Rand is even stops the leader (a
+// third node is never stopped), a restart starts a node that is down,
+// and damage goes to a stopped node, the same one all run.
+func (r *simRun) retarget(e simEvent) simEvent {
+	c := r.c
+	var down []replication.NodeID
+	for _, id := range c.roster {
+		if _, _, up := c.running(id); !up {
+			down = append(down, id)
+		}
+	}
+	switch e.Kind {
+	case evCrash:
+		if lead, ok := c.leader(); ok && e.Rand%2 == 0 {
+			e.Node = lead
+		}
+		if len(down) >= 2 && !slices.Contains(down, e.Node) {
+			e.Node = down[0] // already down: no third
+		}
+	case evRestart:
+		if len(down) > 0 && !slices.Contains(down, e.Node) {
+			e.Node = down[e.Rand%uint64(len(down))]
+		}
+	default:
+		if r.damagedChosen {
+			e.Node = r.damagedNode
+		} else if len(down) > 0 {
+			e.Node = down[e.Rand%uint64(len(down))]
+			r.damagedNode, r.damagedChosen = e.Node, true
+		}
+	}
+	return e
 }

@@ -80,6 +80,9 @@ type simProfile struct {
 	storage bool
 	// moves draws replica moves (membership changes).
 	moves bool
+	// crashLeader retargets crashes at the leader when they run
+	// (simRun.retarget); the schedule itself is unchanged.
+	crashLeader bool
 }
 
 // newSchedule draws the schedule of seed from one PCG source: events at

@@ -33,6 +33,7 @@ var (
 	simFirstFlag   = flag.Uint64("sim.first", 1, "first simulation seed")
 	simRepeatFlag  = flag.Int("sim.repeat", 1, "run every seed this many times and compare the runs (determinism)")
 	simStorageFlag = flag.Bool("sim.storage", false, "also inject storage faults (bit flips, truncations) into stopped nodes' files")
+	simLeaderFlag  = flag.Bool("sim.crashleader", false, "make every other scheduled crash stop the leader of the moment (changes what a seed does)")
 	simStrictFlag  = flag.Bool("sim.strict", false, "fail a run that ends with a member replica not healthy (not repaired)")
 	simTraceFlag   = flag.Bool("sim.trace", false, "print every run's trace, not only a failing one's")
 	simLiveFlag    = flag.Bool("sim.live", false, "log trace lines as they happen (with -v: a run that panics still shows its trace)")
@@ -62,7 +63,7 @@ func TestSim(t *testing.T) {
 	if *simSeedFlag >= 0 {
 		first, seeds = uint64(*simSeedFlag), 1
 	}
-	prof := simProfile{storage: *simStorageFlag, moves: true}
+	prof := simProfile{storage: *simStorageFlag, moves: true, crashLeader: *simLeaderFlag}
 	var tot simTotals
 	for seed := first; seed < first+uint64(seeds); seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -89,7 +90,7 @@ func runSim(t *testing.T, seed uint64, prof simProfile) simResult {
 	cryptotest.SetGlobalRandom(t, seed)
 	sched := newSchedule(seed, prof)
 	r := &simRun{t: t, seed: seed, sched: sched, leaders: map[uint64]replication.NodeID{}, applied: map[string]int{},
-		seen: map[string]uint64{}, observed: map[uint64]observedMsg{}}
+		seen: map[string]uint64{}, observed: map[uint64]observedMsg{}, crashLeader: prof.crashLeader}
 	r.tr = newSimTrace()
 	if *simLiveFlag {
 		r.tr.live = func(line string) { t.Log(line) }
@@ -105,6 +106,9 @@ func replayCommand(seed uint64, prof simProfile) string {
 	cmd := fmt.Sprintf("go test ./internal/partition -run 'TestSim$' -sim.seed=%d -v", seed)
 	if prof.storage {
 		cmd += " -sim.storage"
+	}
+	if prof.crashLeader {
+		cmd += " -sim.crashleader"
 	}
 	return cmd
 }
