@@ -3,6 +3,8 @@ package raftlog
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"log"
 	"log/slog"
 	"math"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 )
 
@@ -350,5 +353,44 @@ func TestInterruptedCompactIsFinished(t *testing.T) {
 	}
 	if term, _ := l.Term(30); term != ents[29].GetTerm() {
 		t.Fatalf("term(30) %d", term)
+	}
+}
+
+// TestTornCommitFileBelowCompaction: the commit file holds the only commit
+// index above the compaction point; once it is torn, the hardstate file's
+// older commit lies below the log's first index, and raft would refuse to
+// start (it panics). The commit index the log reports is raised to the
+// compaction point, and raft starts.
+func TestTornCommitFileBelowCompaction(t *testing.T) {
+	dir := t.TempDir()
+	buildLog(t, dir, 100, 20) // hardstate file: commit 50
+	l := openT(t, dir, Options{SegmentBytes: 2048})
+	if err := l.SetHardState(&pb.HardState{Term: new(uint64(3)), Vote: new(uint64(2)), Commit: new(uint64(90))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.CreateSnapshot(83, &pb.ConfState{Voters: []uint64{1, 2, 3}}, []byte("state")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Compact(83); err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Close()
+	if err := os.Truncate(filepath.Join(dir, commitFile), 5); err != nil {
+		t.Fatal(err)
+	}
+	l = openT(t, dir, Options{SegmentBytes: 2048})
+	defer func() { _ = l.Close() }()
+	hs, _, err := l.InitialState()
+	if err != nil || hs.GetCommit() != 83 || hs.GetTerm() != 3 || hs.GetVote() != 2 {
+		t.Fatalf("hard state %v (%v) after a torn commit file, want term 3 vote 2 commit 83", hs, err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("raft refused the log: %v", r)
+		}
+	}()
+	if _, err := raft.NewRawNode(&raft.Config{ID: 2, ElectionTick: 10, HeartbeatTick: 1, Storage: l, MaxInflightMsgs: 16,
+		Logger: &raft.DefaultLogger{Logger: log.New(io.Discard, "", 0)}}); err != nil {
+		t.Fatal(err)
 	}
 }

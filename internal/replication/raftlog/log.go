@@ -87,6 +87,14 @@ func (l *Log) InitialState() (*pb.HardState, *pb.ConfState, error) {
 	var hs *pb.HardState
 	if l.hs != nil {
 		hs = proto.CloneOf(l.hs)
+		// The commit index may trail the compaction point: the commit
+		// file is written without fsync, and after it is lost or torn the
+		// hardstate file's older commit is all there is. Everything up to
+		// the compaction point was applied, so it was committed; raft
+		// refuses a commit below its first index.
+		if hs.GetCommit() < l.first.index {
+			hs.Commit = proto.Uint64(l.first.index)
+		}
 	}
 	return hs, proto.CloneOf(pb.EnsureConfState(l.snap.GetMetadata().GetConfState())), nil
 }
