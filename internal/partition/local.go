@@ -57,7 +57,9 @@ func (c *localCommitter) send(w *commit.Write) commit.Outcome {
 	res, err := part.log.Append(w.Rec, w.Count)
 	part.traffic.in(err, w.Count, len(w.Rec))
 	if err != nil {
-		c.p.log.Warn("append failed", "dir", part.dir, "err", err)
+		if !diskRefused(err) {
+			c.p.log.Warn("append failed", "dir", part.dir, "err", err)
+		}
 		if errors.Is(err, storage.ErrRecordTooLarge) || errors.Is(err, storage.ErrEmptyRecord) {
 			return commit.Outcome{Code: wire.ErrInvalidCommand.Code}
 		}

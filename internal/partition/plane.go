@@ -190,6 +190,7 @@ func (p *Plane) storageOptions(s wire.TopicSettings, id uint32) storage.Options 
 		VerifySealed:   p.opts.VerifySealed,
 		Clock:          p.opts.Clock,
 		Observer:       p.opts.StorageObserver,
+		OnDisk:         p.onDisk,
 	}
 }
 
