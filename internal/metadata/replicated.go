@@ -195,6 +195,10 @@ func transientCode(err error) uint32 {
 	if errors.Is(err, ErrClosed) || errors.Is(err, ErrNotAccepted) {
 		return wire.ErrTransientNotAccepted.Code
 	}
+	if errors.Is(err, ErrDiskFull) {
+		// Definitely not committed (the journal was cut back).
+		return wire.ErrCannotWriteToFile.Code
+	}
 	if code, ok := replication.Transient(err); ok {
 		return code
 	}
