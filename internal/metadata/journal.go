@@ -138,6 +138,12 @@ func readJournals(dir string, after uint64) (recovered, error) {
 	var prev uint64
 	for i, first := range firsts {
 		last := i == len(firsts)-1
+		if !last && firsts[i+1] <= after+1 {
+			// Every op of this file (firsts[i]..firsts[i+1]-1) is in the
+			// snapshot: prune removes such files, and until then they
+			// are not read (damage there costs nothing).
+			continue
+		}
 		path := filepath.Join(dir, journalName(first))
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -154,10 +160,10 @@ func readJournals(dir string, after uint64) (recovered, error) {
 					rec.truncated = true
 					break
 				}
-				return rec, fmt.Errorf("metadata journal %s: bad record at offset %d (after op %d): %w; refusing to start (restore the file from a backup, or cut it at that offset to drop everything after it)", path, off, prev, err)
+				return rec, &CorruptError{File: path, Detail: fmt.Sprintf("bad record at offset %d (after op %d): %v", off, prev, err)}
 			}
 			if prev != 0 && e.Op != prev+1 {
-				return rec, fmt.Errorf("metadata journal %s: op %d at offset %d follows op %d; refusing to start", path, e.Op, off, prev)
+				return rec, &CorruptError{File: path, Detail: fmt.Sprintf("op %d at offset %d follows op %d", e.Op, off, prev)}
 			}
 			prev = e.Op
 			if e.Op > after {
@@ -168,10 +174,10 @@ func readJournals(dir string, after uint64) (recovered, error) {
 		rec.lastFirst = first
 	}
 	if len(rec.entries) > 0 && rec.entries[0].Op != after+1 {
-		return rec, fmt.Errorf("metadata journal: the first entry after the snapshot (op %d) is op %d: ops %d..%d are missing; refusing to start", after, rec.entries[0].Op, after+1, rec.entries[0].Op-1)
+		return rec, &CorruptError{File: dir, Detail: fmt.Sprintf("the first journal entry after the snapshot (op %d) is op %d: ops %d..%d are missing", after, rec.entries[0].Op, after+1, rec.entries[0].Op-1)}
 	}
 	if prev != 0 && prev < after {
-		return rec, fmt.Errorf("metadata journal ends at op %d, before the snapshot's op %d; refusing to start", prev, after)
+		return rec, &CorruptError{File: dir, Detail: fmt.Sprintf("the journal ends at op %d, before the snapshot's op %d", prev, after)}
 	}
 	return rec, nil
 }

@@ -371,7 +371,9 @@ func (s *Store) recoverReplicated() error {
 	if len(journals) > 0 {
 		return fmt.Errorf("metadata directory %s holds a single-node journal: cluster mode needs a data directory of its own (start the node on an empty system.path)", s.dir)
 	}
-	if err := s.loadSnapshot(); err != nil {
+	// A damaged snapshot is skipped: the raft log and the peers' snapshots
+	// bring the state back.
+	if _, err := s.loadSnapshot(); err != nil {
 		return err
 	}
 	s.openPartitions()

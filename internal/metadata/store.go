@@ -189,12 +189,14 @@ func Open(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// loadSnapshot restores the newest snapshot whose checksum holds, if any.
-func (s *Store) loadSnapshot() error {
+// loadSnapshot restores the newest snapshot whose checksum holds, if any,
+// and returns the newer snapshots it skipped as damaged (newest first).
+func (s *Store) loadSnapshot() ([]*CorruptError, error) {
 	snaps, err := listOps(s.dir, snapshotPrefix, snapshotSuffix)
 	if err != nil {
-		return fmt.Errorf("list metadata directory: %w", err)
+		return nil, fmt.Errorf("list metadata directory: %w", err)
 	}
+	var skipped []*CorruptError
 	for i := len(snaps) - 1; i >= 0; i-- {
 		path := filepath.Join(s.dir, snapshotName(snaps[i]))
 		data, err := os.ReadFile(path)
@@ -202,27 +204,33 @@ func (s *Store) loadSnapshot() error {
 			var sn *snapshot
 			if sn, err = decodeSnapshot(data); err == nil && sn.op == snaps[i] {
 				if err := s.table.Restore(sn.clients); err != nil {
-					return fmt.Errorf("metadata snapshot %s: client table: %w", path, err)
+					return nil, &CorruptError{File: path, Detail: "client table: " + err.Error()}
 				}
 				s.st, s.op, s.snapOp, s.effectsThrough = sn.state, sn.op, sn.op, sn.op
-				return nil
+				return skipped, nil
 			}
 			if err == nil {
 				err = ErrCorrupt
 			}
 		}
-		s.log.Warn("skipping unreadable metadata snapshot", "file", path, "err", err)
+		s.log.Warn("skipping unreadable metadata snapshot; the older snapshot and the journal stand in for it", "file", path, "err", err)
+		skipped = append(skipped, &CorruptError{File: path, Detail: err.Error() + ", and the journal no longer holds the operations it covered"})
 	}
-	return nil
+	return skipped, nil
 }
 
 // recover restores the snapshot and replays the journal tail.
 func (s *Store) recover() error {
 	removeTemps(s.dir)
-	if err := s.loadSnapshot(); err != nil {
+	skipped, err := s.loadSnapshot()
+	if err != nil {
 		return err
 	}
 	rec, err := readJournals(s.dir, s.op)
+	if ce, ok := errors.AsType[*CorruptError](err); ok && ce.File == s.dir && len(skipped) > 0 {
+		// Ops are missing because a damaged snapshot held them: name it.
+		err = skipped[0]
+	}
 	if err != nil {
 		return err
 	}
