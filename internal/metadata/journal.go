@@ -232,12 +232,12 @@ func writeSnapshotFile(fio fileio.IO, dir string, op uint64, data []byte) error 
 		// Give the space of a half-written snapshot back at once.
 		f.Close()
 		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", tmp, err)
+		return err // names the file
 	}
 	if err := fio.Sync(f); err != nil {
 		f.Close()
 		_ = os.Remove(tmp)
-		return fmt.Errorf("sync %s: %w", tmp, err)
+		return fmt.Errorf("sync metadata snapshot: %w", err)
 	}
 	if err := f.Close(); err != nil {
 		return err

@@ -3,6 +3,8 @@ package partition
 import (
 	"errors"
 
+	"github.com/iggo-dev/iggo/internal/fileio"
+
 	"github.com/iggo-dev/iggo/internal/storage"
 )
 
@@ -21,6 +23,24 @@ func (p *Plane) onDisk(r storage.DiskReport) {
 		}
 	case storage.DiskSpaceBack:
 		p.log.Info("disk space is back: the partition accepts writes again")
+	}
+}
+
+// offsetWritten logs a failed consumer-offset write: a full disk once per
+// episode (auto-commit polls would repeat it on every poll), anything else
+// each time.
+func (p *Plane) offsetWritten(part *partition, err error) {
+	switch {
+	case err == nil:
+		if part.offsetsFull.Swap(false) {
+			p.log.Info("consumer offset writes succeed again: disk space is back", "dir", part.dir)
+		}
+	case fileio.NoSpace(err):
+		if !part.offsetsFull.Swap(true) {
+			p.log.Error("disk full: consumer offsets are not stored until space is freed; polls are served", "dir", part.dir, "err", err)
+		}
+	default:
+		p.log.Warn("consumer offset write failed", "dir", part.dir, "err", err)
 	}
 }
 

@@ -37,9 +37,7 @@ func (c *localCommitter) Commit(_ context.Context, w commit.Write) commit.Outcom
 		out = c.send(&w)
 	} else {
 		code, err := commit.ApplyOffset(c.part.log.Offsets(), &w)
-		if err != nil {
-			c.p.log.Warn("consumer offset write failed", "dir", c.part.dir, "err", err)
-		}
+		c.p.offsetWritten(c.part, err)
 		out.Code = code
 	}
 	if w.Windowed {
