@@ -222,6 +222,9 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	})
 	if err != nil {
 		b.closePartitions()
+		if ce, ok := errors.AsType[*metadata.CorruptError](err); ok {
+			return nil, damagedMetadata(cfg.System.Path, ce)
+		}
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	b.meta = meta

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/iggo-dev/iggo/internal/fileio"
 )
 
 // File names in the metadata directory: journal files are named after
@@ -54,14 +56,17 @@ func listOps(dir, prefix, suffix string) ([]uint64, error) {
 // journal is the open journal file entries are appended to.
 type journal struct {
 	dir   string
+	path  string
 	f     *os.File
+	io    fileio.IO
 	first uint64 // first op of the file
+	size  int64  // bytes of whole records in the file
 	buf   []byte
 }
 
 // openJournal opens (creating when missing) the journal file starting at
 // first for appending at its end.
-func openJournal(dir string, first uint64) (*journal, error) {
+func openJournal(fio fileio.IO, dir string, first uint64) (*journal, error) {
 	path := filepath.Join(dir, journalName(first))
 	_, statErr := os.Stat(path)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
@@ -74,19 +79,35 @@ func openJournal(dir string, first uint64) (*journal, error) {
 			return nil, err
 		}
 	}
-	return &journal{dir: dir, f: f, first: first}, nil
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	return &journal{dir: dir, path: path, f: f, io: fio, first: first, size: fi.Size()}, nil
 }
 
 // append writes e as one record and fsyncs it: the entry is durable when
-// append returns nil.
+// append returns nil. A write refused for lack of space is cut back to the
+// last whole record and returned as ErrDiskFull: nothing of e is on disk
+// and the journal stays usable. Any other failure (a failed fsync above
+// all, which is never retried) leaves the file in an unknown state.
 func (j *journal) append(e *Entry) error {
 	j.buf = AppendRecord(j.buf[:0], e)
-	if _, err := j.f.Write(j.buf); err != nil {
-		return fmt.Errorf("write journal: %w", err)
+	if _, err := j.io.Write(j.f, j.buf); err != nil {
+		err = fmt.Errorf("write metadata journal %s: %w", j.path, err)
+		if !fileio.NoSpace(err) {
+			return err
+		}
+		if terr := j.io.Truncate(j.f, j.size); terr != nil {
+			return fmt.Errorf("%w; cut back to %d: %w", err, j.size, terr)
+		}
+		return fmt.Errorf("%w: the file system holding %s is full: %w", ErrDiskFull, j.dir, err)
 	}
-	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("sync journal: %w", err)
+	if err := j.io.Sync(j.f); err != nil {
+		return fmt.Errorf("sync metadata journal %s: %w", j.path, err)
 	}
+	j.size += int64(len(j.buf))
 	if cap(j.buf) > 1<<20 {
 		j.buf = nil
 	}
@@ -117,6 +138,12 @@ func readJournals(dir string, after uint64) (recovered, error) {
 	var prev uint64
 	for i, first := range firsts {
 		last := i == len(firsts)-1
+		if !last && firsts[i+1] <= after+1 {
+			// Every op of this file (firsts[i]..firsts[i+1]-1) is in the
+			// snapshot: prune removes such files, and until then they
+			// are not read (damage there costs nothing).
+			continue
+		}
 		path := filepath.Join(dir, journalName(first))
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -133,10 +160,10 @@ func readJournals(dir string, after uint64) (recovered, error) {
 					rec.truncated = true
 					break
 				}
-				return rec, fmt.Errorf("metadata journal %s: bad record at offset %d (after op %d): %w; refusing to start (restore the file from a backup, or cut it at that offset to drop everything after it)", path, off, prev, err)
+				return rec, &CorruptError{File: path, Detail: fmt.Sprintf("bad record at offset %d (after op %d): %v", off, prev, err)}
 			}
 			if prev != 0 && e.Op != prev+1 {
-				return rec, fmt.Errorf("metadata journal %s: op %d at offset %d follows op %d; refusing to start", path, e.Op, off, prev)
+				return rec, &CorruptError{File: path, Detail: fmt.Sprintf("op %d at offset %d follows op %d", e.Op, off, prev)}
 			}
 			prev = e.Op
 			if e.Op > after {
@@ -147,10 +174,10 @@ func readJournals(dir string, after uint64) (recovered, error) {
 		rec.lastFirst = first
 	}
 	if len(rec.entries) > 0 && rec.entries[0].Op != after+1 {
-		return rec, fmt.Errorf("metadata journal: the first entry after the snapshot (op %d) is op %d: ops %d..%d are missing; refusing to start", after, rec.entries[0].Op, after+1, rec.entries[0].Op-1)
+		return rec, &CorruptError{File: dir, Detail: fmt.Sprintf("the first journal entry after the snapshot (op %d) is op %d: ops %d..%d are missing", after, rec.entries[0].Op, after+1, rec.entries[0].Op-1)}
 	}
 	if prev != 0 && prev < after {
-		return rec, fmt.Errorf("metadata journal ends at op %d, before the snapshot's op %d; refusing to start", prev, after)
+		return rec, &CorruptError{File: dir, Detail: fmt.Sprintf("the journal ends at op %d, before the snapshot's op %d", prev, after)}
 	}
 	return rec, nil
 }
@@ -194,20 +221,23 @@ func truncateFile(path string, size int64) error {
 
 // writeSnapshotFile writes data as the snapshot of op: temporary file,
 // fsync, rename, directory fsync.
-func writeSnapshotFile(dir string, op uint64, data []byte) error {
+func writeSnapshotFile(fio fileio.IO, dir string, op uint64, data []byte) error {
 	final := filepath.Join(dir, snapshotName(op))
 	tmp := final + tmpSuffix
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	if _, err := fio.Write(f, data); err != nil {
+		// Give the space of a half-written snapshot back at once.
 		f.Close()
-		return err
+		_ = os.Remove(tmp)
+		return err // names the file
 	}
-	if err := f.Sync(); err != nil {
+	if err := fio.Sync(f); err != nil {
 		f.Close()
-		return err
+		_ = os.Remove(tmp)
+		return fmt.Errorf("sync metadata snapshot: %w", err)
 	}
 	if err := f.Close(); err != nil {
 		return err

@@ -195,6 +195,10 @@ func transientCode(err error) uint32 {
 	if errors.Is(err, ErrClosed) || errors.Is(err, ErrNotAccepted) {
 		return wire.ErrTransientNotAccepted.Code
 	}
+	if errors.Is(err, ErrDiskFull) {
+		// Definitely not committed (the journal was cut back).
+		return wire.ErrCannotWriteToFile.Code
+	}
 	if code, ok := replication.Transient(err); ok {
 		return code
 	}
@@ -367,7 +371,9 @@ func (s *Store) recoverReplicated() error {
 	if len(journals) > 0 {
 		return fmt.Errorf("metadata directory %s holds a single-node journal: cluster mode needs a data directory of its own (start the node on an empty system.path)", s.dir)
 	}
-	if err := s.loadSnapshot(); err != nil {
+	// A damaged snapshot is skipped: the raft log and the peers' snapshots
+	// bring the state back.
+	if _, err := s.loadSnapshot(); err != nil {
 		return err
 	}
 	s.openPartitions()

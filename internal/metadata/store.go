@@ -11,6 +11,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/fileio"
 	"github.com/iggo-dev/iggo/internal/groups"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/session"
@@ -72,6 +73,9 @@ type Config struct {
 	// Placer chooses the replicas of new partitions (cluster mode); nil
 	// leaves partitions unplaced (every node holds them).
 	Placer Placer
+	// FileIO performs the journal's and snapshots' writes and fsyncs; nil
+	// is the operating system. Tests inject disk errors through it.
+	FileIO fileio.IO
 }
 
 // ErrClosed is returned by writes after Close.
@@ -94,6 +98,7 @@ type Store struct {
 	effectsThrough uint64   // guarded by wmu
 	snapOp         uint64   // op of the newest snapshot; guarded by wmu
 	failed         error    // sticky journal failure; guarded by wmu
+	full           bool     // the last journal append found the disk full; guarded by wmu
 	closed         bool     // guarded by wmu
 
 	// mu guards st. Writers hold it (under wmu) only while applying.
@@ -143,6 +148,9 @@ func Open(cfg Config) (*Store, error) {
 	if cfg.After == nil {
 		cfg.After = time.After
 	}
+	if cfg.FileIO == nil {
+		cfg.FileIO = fileio.OS{}
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create metadata directory: %w", err)
 	}
@@ -181,12 +189,14 @@ func Open(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// loadSnapshot restores the newest snapshot whose checksum holds, if any.
-func (s *Store) loadSnapshot() error {
+// loadSnapshot restores the newest snapshot whose checksum holds, if any,
+// and returns the newer snapshots it skipped as damaged (newest first).
+func (s *Store) loadSnapshot() ([]*CorruptError, error) {
 	snaps, err := listOps(s.dir, snapshotPrefix, snapshotSuffix)
 	if err != nil {
-		return fmt.Errorf("list metadata directory: %w", err)
+		return nil, fmt.Errorf("list metadata directory: %w", err)
 	}
+	var skipped []*CorruptError
 	for i := len(snaps) - 1; i >= 0; i-- {
 		path := filepath.Join(s.dir, snapshotName(snaps[i]))
 		data, err := os.ReadFile(path)
@@ -194,27 +204,33 @@ func (s *Store) loadSnapshot() error {
 			var sn *snapshot
 			if sn, err = decodeSnapshot(data); err == nil && sn.op == snaps[i] {
 				if err := s.table.Restore(sn.clients); err != nil {
-					return fmt.Errorf("metadata snapshot %s: client table: %w", path, err)
+					return nil, &CorruptError{File: path, Detail: "client table: " + err.Error()}
 				}
 				s.st, s.op, s.snapOp, s.effectsThrough = sn.state, sn.op, sn.op, sn.op
-				return nil
+				return skipped, nil
 			}
 			if err == nil {
 				err = ErrCorrupt
 			}
 		}
-		s.log.Warn("skipping unreadable metadata snapshot", "file", path, "err", err)
+		s.log.Warn("skipping unreadable metadata snapshot; the older snapshot and the journal stand in for it", "file", path, "err", err)
+		skipped = append(skipped, &CorruptError{File: path, Detail: err.Error() + ", and the journal no longer holds the operations it covered"})
 	}
-	return nil
+	return skipped, nil
 }
 
 // recover restores the snapshot and replays the journal tail.
 func (s *Store) recover() error {
 	removeTemps(s.dir)
-	if err := s.loadSnapshot(); err != nil {
+	skipped, err := s.loadSnapshot()
+	if err != nil {
 		return err
 	}
 	rec, err := readJournals(s.dir, s.op)
+	if ce, ok := errors.AsType[*CorruptError](err); ok && ce.File == s.dir && len(skipped) > 0 {
+		// Ops are missing because a damaged snapshot held them: name it.
+		err = skipped[0]
+	}
 	if err != nil {
 		return err
 	}
@@ -242,7 +258,7 @@ func (s *Store) recover() error {
 	if first == 0 {
 		first = s.op + 1
 	}
-	if s.j, err = openJournal(s.dir, first); err != nil {
+	if s.j, err = openJournal(s.cfg.FileIO, s.dir, first); err != nil {
 		return fmt.Errorf("open metadata journal: %w", err)
 	}
 	s.openPartitions()
@@ -336,10 +352,19 @@ func (s *Store) submitLocked(e Entry) (committed, error) {
 	e.Timestamp = uint64(s.cfg.Now().UnixMicro())
 	e.EffectsThrough = s.effectsThrough
 	if err := s.j.append(&e); err != nil {
+		if errors.Is(err, ErrDiskFull) {
+			// Cut back: nothing of e is on disk or applied.
+			s.reportFullLocked(err)
+			return committed{}, err
+		}
 		// The record may or may not be on disk: refuse everything after it.
 		s.failed = fmt.Errorf("metadata journal failed, restart required: %w", err)
 		s.log.Error("metadata journal write failed", "op", e.Op, "err", err)
 		return committed{}, s.failed
+	}
+	if s.full {
+		s.full = false
+		s.log.Info("metadata journal writes again: disk space is back")
 	}
 	c := s.commitLocked(&e)
 	res := c.res
@@ -495,12 +520,12 @@ func (s *Store) snapshotLocked() error {
 	data := encodeSnapshot(&snapshot{op: s.op, state: s.st, clients: s.table.Snapshot()})
 	s.groupMu.Unlock()
 	s.mu.RUnlock()
-	if err := writeSnapshotFile(s.dir, s.op, data); err != nil {
+	if err := writeSnapshotFile(s.cfg.FileIO, s.dir, s.op, data); err != nil {
 		return err
 	}
 	s.snapOp = s.op
 	if s.j != nil && s.j.first <= s.op {
-		nj, err := openJournal(s.dir, s.op+1)
+		nj, err := openJournal(s.cfg.FileIO, s.dir, s.op+1)
 		if err != nil {
 			return err
 		}

@@ -36,6 +36,8 @@ type Registry struct {
 	req   *requestMetrics
 	store *storageMetrics
 	http  *httpMetrics
+	// writeErrors counts partition-log disk errors (storage_errors.go).
+	writeErrors *prometheus.CounterVec
 }
 
 // New returns a Registry with every collector registered.
@@ -51,6 +53,8 @@ func New(opts Options) *Registry {
 	r.req.register(r.reg)
 	r.store.register(r.reg)
 	r.http.register(r.reg)
+	r.writeErrors = newWriteErrors()
+	r.reg.MustRegister(r.writeErrors)
 	if opts.Raft != nil {
 		r.reg.MustRegister(newRaftCollector(opts.Raft))
 	}

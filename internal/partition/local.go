@@ -37,9 +37,7 @@ func (c *localCommitter) Commit(_ context.Context, w commit.Write) commit.Outcom
 		out = c.send(&w)
 	} else {
 		code, err := commit.ApplyOffset(c.part.log.Offsets(), &w)
-		if err != nil {
-			c.p.log.Warn("consumer offset write failed", "dir", c.part.dir, "err", err)
-		}
+		c.p.offsetWritten(c.part, err)
 		out.Code = code
 	}
 	if w.Windowed {
@@ -57,7 +55,9 @@ func (c *localCommitter) send(w *commit.Write) commit.Outcome {
 	res, err := part.log.Append(w.Rec, w.Count)
 	part.traffic.in(err, w.Count, len(w.Rec))
 	if err != nil {
-		c.p.log.Warn("append failed", "dir", part.dir, "err", err)
+		if !diskRefused(err) {
+			c.p.log.Warn("append failed", "dir", part.dir, "err", err)
+		}
 		if errors.Is(err, storage.ErrRecordTooLarge) || errors.Is(err, storage.ErrEmptyRecord) {
 			return commit.Outcome{Code: wire.ErrInvalidCommand.Code}
 		}

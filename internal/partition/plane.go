@@ -146,6 +146,9 @@ type partition struct {
 	// replicated.Replica in cluster mode; nil while the partition is
 	// stopped.
 	commit commit.Committer
+	// offsetsFull is set while consumer-offset writes find the disk full,
+	// so that is logged once per episode (diskerr.go).
+	offsetsFull atomic.Bool
 }
 
 // SetTopics installs the metadata plane's catalog.Topics. It must be
@@ -190,6 +193,7 @@ func (p *Plane) storageOptions(s wire.TopicSettings, id uint32) storage.Options 
 		VerifySealed:   p.opts.VerifySealed,
 		Clock:          p.opts.Clock,
 		Observer:       p.opts.StorageObserver,
+		OnDisk:         p.onDisk,
 	}
 }
 

@@ -70,6 +70,13 @@
 // while there is something to sync (flusher.go). Flush and Close sync
 // everything.
 //
+// Writes, syncs, cuts and reservations of the append path go through
+// Options.FileIO (internal/fileio; the OS by default). A failed sync or a
+// write error other than a full disk stops the log for good (no fsync is
+// ever retried); a full disk refuses the append after cutting the partial
+// record back, and the log resumes with the next append that fits
+// (diskerr.go).
+//
 // # Held mode
 //
 // With Options.Held (cluster mode, where the partition's segments are its

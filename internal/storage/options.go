@@ -3,6 +3,8 @@ package storage
 import (
 	"errors"
 	"time"
+
+	"github.com/iggo-dev/iggo/internal/fileio"
 )
 
 // Defaults, from the topic option catalogue (../shared/design/semantics.md §3.4).
@@ -72,8 +74,17 @@ type Options struct {
 	// Clock returns the current time; it stamps records and drives
 	// retention by age. Default time.Now.
 	Clock func() time.Time
-	// Observer, when set, receives write and sync latencies (observe.go).
+	// Observer, when set, receives write and sync latencies (observe.go)
+	// and, if it is a WriteErrorObserver, the disk errors (diskerr.go).
 	Observer Observer
+	// FileIO performs the append path's writes, syncs, cuts and
+	// reservations; nil is the operating system. Tests inject disk
+	// errors through it (fileio.Faults). Recovery at Open uses the OS.
+	FileIO fileio.IO
+	// OnDisk, when set, is told when the disk refuses or stops the log
+	// and when space is back (diskerr.go). It runs with the partition's
+	// lock held: it must be quick and must not call the partition.
+	OnDisk func(DiskReport)
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -103,6 +114,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.FileIO == nil {
+		o.FileIO = osIO{}
 	}
 	return o, nil
 }

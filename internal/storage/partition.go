@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -29,6 +30,7 @@ type Partition struct {
 	pendBytes uint64 // bytes appended since the last sync capture
 	gen       uint64 // incremented by Purge; stale syncs must not publish
 	failed    error  // sticky: a write or sync failed, the log is read-only
+	full      bool   // the last append was refused for lack of space
 	closed    bool
 
 	// Published state, readable without locks.
@@ -115,6 +117,10 @@ func Open(dir string, opts Options) (*Partition, error) {
 	if err := p.recover(); err != nil {
 		return nil, err
 	}
+	// Recovery used the OS; from here the append path uses Options.FileIO.
+	for _, s := range p.segs.Load().segs {
+		s.io = o.FileIO
+	}
 	offs, err := OpenOffsets(filepath.Join(dir, offsetsDirName), o.Fsync || o.OffsetsFsync)
 	if err != nil {
 		p.releaseAll()
@@ -194,17 +200,15 @@ func (p *Partition) writeRecord(rec []byte, count uint32, stamped bool, base, ts
 	pos := seg.size
 	seg.reserveAhead(pos+int64(len(rec)), p.opts.SegmentBytes)
 	wstart := p.observeStart()
-	if _, err := seg.log.WriteAt(rec, pos); err != nil {
-		err = fmt.Errorf("append to %s: %w", seg.logPath, err)
-		// Cut a partial write so the next record starts at pos; if even
-		// that fails the file state is unknown and the log stops.
-		if terr := seg.log.Truncate(pos); terr != nil {
-			p.failed = err
-		}
+	if _, err := p.opts.FileIO.WriteAt(seg.log, rec, pos); err != nil {
+		err = p.writeFailedLocked(seg, pos, err)
 		p.mu.Unlock()
 		return AppendResult{}, 0, err
 	}
 	p.observeWrite(wstart, len(rec))
+	if p.full {
+		p.spaceBackLocked()
+	}
 	m := seg.mem.Load()
 	m.add(memEntry{off: base, ts: ts, pos: pos, count: count, length: uint32(len(rec))})
 	seg.size += int64(len(rec))
@@ -229,9 +233,13 @@ func (p *Partition) writeRecord(rec []byte, count uint32, stamped bool, base, ts
 	}
 	var rollErr error
 	// Held or not: a held segment may be sealed with unrevealed records
-	// at its end (held.go).
+	// at its end (held.go). A roll refused for lack of space does not fail
+	// this append, whose record is written: the next append retries it
+	// (rollFullLocked).
 	if seg.size >= p.opts.SegmentBytes {
-		rollErr = p.rollLocked()
+		if rollErr = p.rollLocked(); errors.Is(rollErr, ErrDiskFull) {
+			rollErr = nil
+		}
 	}
 	p.mu.Unlock()
 	if flush {
@@ -242,6 +250,23 @@ func (p *Partition) writeRecord(rec []byte, count uint32, stamped bool, base, ts
 		return res, 0, rollErr
 	}
 	return res, seq, nil
+}
+
+// writeFailedLocked handles the failed write of a record at pos of seg:
+// a write refused for lack of space is cut back to pos, so the log keeps
+// ending with a whole record, and the partition stays open; any other
+// failure (or a failed cut) stops it. Caller must hold p.mu.
+func (p *Partition) writeFailedLocked(seg *segment, pos int64, err error) error {
+	err = fmt.Errorf("append to %s at %d: %w", seg.logPath, pos, err)
+	if !noSpace(err) {
+		return p.stopLocked(err)
+	}
+	if terr := p.opts.FileIO.Truncate(seg.log, pos); terr != nil {
+		return p.stopLocked(fmt.Errorf("%w; cut back to %d: %w", err, pos, terr))
+	}
+	// The cut released any reservation past pos (reserve.go).
+	seg.reserved = min(seg.reserved, pos)
+	return p.fullLocked(err)
 }
 
 // writableLocked reports why appends are refused. Caller must hold p.mu.
@@ -258,8 +283,7 @@ func (p *Partition) writableLocked() error {
 func (p *Partition) rollLocked() error {
 	old := p.active
 	if err := old.seal(!p.opts.Held); err != nil {
-		p.failed = fmt.Errorf("seal segment %d: %w", old.start, err)
-		return p.failed
+		return p.diskErrLocked(fmt.Errorf("seal segment %d: %w", old.start, err))
 	}
 	// The quarantine file must say what the segment's quarantine is:
 	// recovery trusts a sealed index without walking it (sidecar.go).
@@ -279,8 +303,9 @@ func (p *Partition) rollLocked() error {
 	p.pendMsgs, p.pendBytes = 0, 0
 	seg, err := p.newSegmentLocked(p.next, old.sealedN)
 	if err != nil {
-		p.failed = err
-		return err
+		// Out of space, the sealed segment stays active and the next
+		// append retries the roll (rollFullLocked, seal is done once).
+		return p.diskErrLocked(err)
 	}
 	cur := p.segs.Load().segs
 	segs := make([]*segment, len(cur), len(cur)+1)
@@ -311,9 +336,13 @@ func (p *Partition) newSegmentLocked(start uint64, memCap int) (*segment, error)
 	if p.opts.Preallocate {
 		prealloc = p.opts.SegmentBytes
 	}
-	seg, err := createSegment(p.dir, start, prealloc, memCap)
+	seg, err := createSegment(p.dir, start, 0, memCap)
 	if err != nil {
 		return nil, err
+	}
+	seg.io = p.opts.FileIO
+	if prealloc > 0 {
+		seg.preallocate(prealloc)
 	}
 	if err := syncDir(p.dir); err != nil {
 		seg.release()
@@ -365,8 +394,8 @@ func (p *Partition) syncTo(target uint64) error {
 
 	p.mu.Lock()
 	if err != nil {
-		p.failed = fmt.Errorf("sync segment %d: %w", seg.start, err)
-		err = p.failed
+		// Never retried: see diskerr.go.
+		err = p.stopLocked(fmt.Errorf("sync segment %d: %w", seg.start, err))
 	} else {
 		// In held mode only Reveal publishes.
 		if !p.opts.Held {

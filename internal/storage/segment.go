@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/iggo-dev/iggo/internal/fileio"
 )
 
 const (
@@ -58,6 +60,9 @@ type segment struct {
 	log     *os.File
 	idx     *os.File
 	logFd   int
+	// io performs the writes, syncs, cuts and reservations of the append
+	// path (Options.FileIO); nil (a segment being recovered) is the OS.
+	io fileio.IO
 
 	// refs counts the partition's reference (while listed) and readers'.
 	// The files are closed when it drops to zero.
@@ -117,14 +122,24 @@ func createSegment(dir string, start uint64, prealloc int64, memCap int) (*segme
 	return s, nil
 }
 
+// fio returns the segment's IO.
+func (s *segment) fio() fileio.IO {
+	if s.io != nil {
+		return s.io
+	}
+	return osIO{}
+}
+
 // preallocate reserves n bytes without changing the file size where the
 // OS and file system can (prealloc_*.go). A refusal is ignored:
-// preallocation is an optimisation.
+// preallocation is an optimisation. A full file system is asked again at
+// the next reservation (space may come back); any other refusal stops
+// reservations for this segment.
 func (s *segment) preallocate(n int64) {
-	if preallocate(s.logFd, n) {
+	if err := s.fio().Allocate(s.log, n); err == nil {
 		s.preallocated = true
 		s.reserved = max(s.reserved, n)
-	} else {
+	} else if !fileio.NoSpace(err) {
 		s.noReserve = true
 	}
 }
@@ -191,19 +206,26 @@ func (s *segment) flushLocked(n int, mode syncMode) error {
 				s.scratch = IndexEntry{Offset: e.off, Timestamp: e.ts, Position: uint64(e.pos)}.AppendTo(s.scratch)
 				s.flushedN++
 			}
-			if _, err := idx.WriteAt(s.scratch, int64(first)*IndexEntryBytes); err != nil {
+			if _, err := s.fio().WriteAt(idx, s.scratch, int64(first)*IndexEntryBytes); err != nil {
 				s.flushedN = first
-				return fmt.Errorf("write index %s: %w", s.idxPath, err)
+				err = fmt.Errorf("write index %s: %w", s.idxPath, err)
+				if mode == syncAll || !fileio.NoSpace(err) {
+					return err
+				}
+				// Recovery rebuilds the active segment's index from
+				// the log, so a full disk only defers these entries to
+				// a later flush (or the seal); the log sync goes on.
+				break
 			}
 		}
 	}
-	if err := syncData(s.log); err != nil {
-		return fmt.Errorf("sync %s: %w", s.logPath, err)
+	if err := s.fio().Sync(s.log); err != nil {
+		return fmt.Errorf("%w: sync %s: %w", errSync, s.logPath, err)
 	}
 	// A parked index has nothing unsynced (idxfile.go).
 	if mode == syncAll && s.idx != nil {
-		if err := syncData(s.idx); err != nil {
-			return fmt.Errorf("sync %s: %w", s.idxPath, err)
+		if err := s.fio().Sync(s.idx); err != nil {
+			return fmt.Errorf("%w: sync %s: %w", errSync, s.idxPath, err)
 		}
 	}
 	return nil
@@ -227,7 +249,7 @@ func (s *segment) seal(publish bool) error {
 		return err
 	}
 	if s.preallocated {
-		if err := s.log.Truncate(s.size); err != nil {
+		if err := s.fio().Truncate(s.log, s.size); err != nil {
 			return fmt.Errorf("trim %s: %w", s.logPath, err)
 		}
 	}

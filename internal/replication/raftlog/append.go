@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/iggo-dev/iggo/internal/fileio"
+
 	pb "go.etcd.io/raft/v3/raftpb"
 )
 
@@ -25,7 +27,7 @@ func (l *Log) Append(entries []*pb.Entry) error {
 	if err != nil || !l.opts.Sync {
 		return err
 	}
-	if err := w.sync(l.dir); err != nil {
+	if err := w.sync(l.opts.FileIO, l.dir); err != nil {
 		return l.fail(err)
 	}
 	return nil
@@ -44,7 +46,7 @@ func (l *Log) AppendDeferred(entries []*pb.Entry) (func() error, error) {
 		return nil, err
 	}
 	return func() error {
-		if err := w.sync(l.dir); err != nil {
+		if err := w.sync(l.opts.FileIO, l.dir); err != nil {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			return l.fail(err)
@@ -60,10 +62,11 @@ type written struct {
 	created bool
 }
 
-// sync makes w durable.
-func (w written) sync(dir string) error {
+// sync makes w durable. A failed fsync is never retried (the log
+// fails): the kernel may have dropped the pages it could not write.
+func (w written) sync(fio fileio.IO, dir string) error {
 	for _, t := range w.touched {
-		if err := t.f.Sync(); err != nil {
+		if err := fio.Sync(t.f); err != nil {
 			return fmt.Errorf("fsync %s: %w", t.path, err)
 		}
 	}
@@ -132,7 +135,7 @@ func (l *Log) truncateFrom(i uint64) error {
 	}
 	s := l.segs[k]
 	off := l.loc(i).off
-	if err := s.f.Truncate(off); err != nil {
+	if err := l.opts.FileIO.Truncate(s.f, off); err != nil {
 		return fmt.Errorf("truncate %s at offset %d: %w", s.path, off, err)
 	}
 	s.size = off
@@ -152,7 +155,7 @@ func (l *Log) write(entries []*pb.Entry) (written, error) {
 		if len(pending) == 0 {
 			return nil
 		}
-		if _, err := s.f.WriteAt(pending, s.size); err != nil {
+		if _, err := l.opts.FileIO.WriteAt(s.f, pending, s.size); err != nil {
 			return fmt.Errorf("write %s at offset %d: %w", s.path, s.size, err)
 		}
 		s.size += int64(len(pending))

@@ -14,6 +14,8 @@ import (
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/iggo-dev/iggo/internal/fileio"
 )
 
 // buildLog writes n entries of dataBytes each to a new Log in dir (with
@@ -336,7 +338,7 @@ func TestInterruptedCompactIsFinished(t *testing.T) {
 	ents := buildLog(t, dir, 40, 150)
 	before := len(segmentPaths(t, dir))
 	// Crash after the first marker was written, before any segment went.
-	if err := writeFileAtomic(dir, firstFile, encodeFirst(firstMarker{index: 30, term: ents[29].GetTerm()})); err != nil {
+	if err := writeFileAtomic(fileio.OS{}, dir, firstFile, encodeFirst(firstMarker{index: 30, term: ents[29].GetTerm()})); err != nil {
 		t.Fatal(err)
 	}
 	l := openT(t, dir, Options{SegmentBytes: 2048})

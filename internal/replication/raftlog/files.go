@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/iggo-dev/iggo/internal/fileio"
 )
 
 // File names inside a Log directory.
@@ -23,16 +25,16 @@ const (
 // written to a temp file, fsynced, renamed over the old file, and the
 // directory fsynced, so after a crash the file holds either the old or the
 // new record, whole.
-func writeFileAtomic(dir, name string, payload []byte) error {
+func writeFileAtomic(fio fileio.IO, dir, name string, payload []byte) error {
 	final := filepath.Join(dir, name)
 	tmp := final + tempSuffix
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", tmp, err)
 	}
-	_, werr := f.Write(appendRecord(make([]byte, 0, recordHeaderBytes+len(payload)), payload))
+	_, werr := fio.Write(f, appendRecord(make([]byte, 0, recordHeaderBytes+len(payload)), payload))
 	if werr == nil {
-		werr = f.Sync()
+		werr = fio.Sync(f)
 	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr

@@ -44,7 +44,7 @@ func (l *Log) SetHardState(st *pb.HardState) error {
 	if sameTermVote(rec.hs, l.durable.hs) {
 		err = l.writeCommit(payload)
 	} else {
-		err = writeFileAtomic(l.dir, hardStateFile, payload)
+		err = writeFileAtomic(l.opts.FileIO, l.dir, hardStateFile, payload)
 		if err == nil {
 			l.durable = rec
 		}
@@ -73,7 +73,7 @@ func (l *Log) writeCommit(payload []byte) error {
 		}
 		l.commitFd = f
 	}
-	if _, err := l.commitFd.WriteAt(appendRecord(nil, payload), 0); err != nil {
+	if _, err := l.opts.FileIO.WriteAt(l.commitFd, appendRecord(nil, payload), 0); err != nil {
 		return fmt.Errorf("write commit file: %w", err)
 	}
 	return nil

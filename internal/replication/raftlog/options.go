@@ -1,6 +1,10 @@
 package raftlog
 
-import "log/slog"
+import (
+	"log/slog"
+
+	"github.com/iggo-dev/iggo/internal/fileio"
+)
 
 // Defaults for Options fields left zero.
 const (
@@ -30,6 +34,10 @@ type Options struct {
 	CacheBytes int64
 	// Logger receives recovery warnings. Nil means slog.Default().
 	Logger *slog.Logger
+	// FileIO performs the writes, fsyncs and cuts of entry, state and
+	// snapshot files; nil is the operating system. Tests inject disk
+	// errors through it (fileio.Faults). Open's recovery uses the OS.
+	FileIO fileio.IO
 }
 
 // cacheEntryOverhead is what a cached entry costs beyond its encoded size
@@ -48,6 +56,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.FileIO == nil {
+		o.FileIO = fileio.OS{}
 	}
 	return o
 }

@@ -93,7 +93,7 @@ func (l *Log) resetLog(m firstMarker) error {
 	if err := syncDir(l.dir); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(l.dir, firstFile, encodeFirst(m)); err != nil {
+	if err := writeFileAtomic(l.opts.FileIO, l.dir, firstFile, encodeFirst(m)); err != nil {
 		return err
 	}
 	l.first = m
@@ -110,7 +110,7 @@ func (l *Log) storeSnapshot(r snapshotRecord) error {
 	if len(payload) > MaxEntryBytes {
 		return fmt.Errorf("snapshot of %d bytes is over the %d limit", len(payload), MaxEntryBytes)
 	}
-	return writeFileAtomic(l.dir, snapshotFile, payload)
+	return writeFileAtomic(l.opts.FileIO, l.dir, snapshotFile, payload)
 }
 
 // Compact discards the entries up to compactIndex: the first marker takes
@@ -132,7 +132,7 @@ func (l *Log) Compact(compactIndex uint64) error {
 		return fmt.Errorf("compact %d is out of bound lastindex(%d)", compactIndex, l.lastIndex())
 	}
 	m := firstMarker{index: compactIndex, term: l.loc(compactIndex).term, gen: l.first.gen}
-	if err := writeFileAtomic(l.dir, firstFile, encodeFirst(m)); err != nil {
+	if err := writeFileAtomic(l.opts.FileIO, l.dir, firstFile, encodeFirst(m)); err != nil {
 		return l.fail(fmt.Errorf("compact: %w", err))
 	}
 	drop := compactIndex - l.first.index
