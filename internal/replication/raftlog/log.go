@@ -92,7 +92,7 @@ func (l *Log) InitialState() (*pb.HardState, *pb.ConfState, error) {
 		// hardstate file's older commit is all there is. Everything up to
 		// the compaction point was applied, so it was committed; raft
 		// refuses a commit below its first index.
-		if hs.GetCommit() < l.first.index {
+		if !raft.IsEmptyHardState(hs) && hs.GetCommit() < l.first.index {
 			hs.Commit = proto.Uint64(l.first.index)
 		}
 	}
