@@ -321,7 +321,37 @@ func (r partitionReplicator) CompactTo(ctx context.Context, id replication.Group
 	return r.host().CompactTo(ctx, id, index, data)
 }
 
-var _ replicated.Replicator = partitionReplicator{}
+// LeaderOf, Status, RemoveMember, TransferLeadership and Leave let the
+// plane rebuild a damaged replica (replicated.Rebuilder).
+func (r partitionReplicator) LeaderOf(g replication.GroupID) (replication.NodeID, bool) {
+	return r.host().LeaderOf(g)
+}
+
+func (r partitionReplicator) Status(g replication.GroupID) (replication.View, bool) {
+	return r.host().Status(g)
+}
+
+func (r partitionReplicator) RemoveMember(ctx context.Context, g replication.GroupID, id replication.NodeID) error {
+	return r.host().RemoveMember(ctx, g, id)
+}
+
+func (r partitionReplicator) TransferLeadership(ctx context.Context, g replication.GroupID, to replication.NodeID) error {
+	return r.host().TransferLeadership(ctx, g, to)
+}
+
+func (r partitionReplicator) Leave(ctx context.Context, to replication.NodeID, payload []byte) ([]byte, error) {
+	return r.host().Call(ctx, to, callLeave, payload)
+}
+
+// callLeave is the call a node with a damaged partition replica makes to
+// the partition's leader to be taken out of its group before it wipes
+// the replica (replicated.Set.Leave, ServeLeave).
+const callLeave uint8 = 3
+
+var (
+	_ replicated.Replicator = partitionReplicator{}
+	_ replicated.Rebuilder  = partitionReplicator{}
+)
 
 // MetadataCompacted is the index the metadata raft log is compacted to
 // on this node: its snapshot, taken here, found at start or installed
@@ -372,6 +402,9 @@ func (b *Broker) watchGroupFailures(ctx context.Context) {
 			return
 		case f := <-b.cl.node.host.Failures():
 			if f.Group != replication.MetadataGroup {
+				if errors.Is(f.Err, replication.ErrLogLost) && b.parts.RebuildGroup(f.Group, f.Err) {
+					continue // rebuilt from the other replicas (partition/rebuild.go)
+				}
 				b.log.Error("partition raft group stopped on this node; the other replicas keep serving it (restart this node once the cause is fixed)", "group", uint64(f.Group), "err", f.Err)
 				continue
 			}

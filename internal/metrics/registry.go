@@ -36,6 +36,8 @@ type Registry struct {
 	req   *requestMetrics
 	store *storageMetrics
 	http  *httpMetrics
+	// rebuild counts damaged replicas rebuilt from their peers.
+	rebuild *rebuildMetrics
 }
 
 // New returns a Registry with every collector registered.
@@ -47,10 +49,12 @@ func New(opts Options) *Registry {
 	r.req = newRequestMetrics()
 	r.store = newStorageMetrics()
 	r.http = newHTTPMetrics()
+	r.rebuild = newRebuildMetrics()
 	r.reg.MustRegister(newStateCollector(opts.Source))
 	r.req.register(r.reg)
 	r.store.register(r.reg)
 	r.http.register(r.reg)
+	r.rebuild.register(r.reg)
 	if opts.Raft != nil {
 		r.reg.MustRegister(newRaftCollector(opts.Raft))
 	}

@@ -59,6 +59,13 @@ func (p *Plane) openPartition(tp *topic, t catalog.TopicRef, id uint32, replicas
 	part := &partition{id: id, dir: p.PartitionDir(t, id), window: commit.NewWindow(p.opts.WindowClients)}
 	log, err := storage.Open(part.dir, p.storageOptions(t.Settings, id))
 	if err != nil {
+		if errors.Is(err, storage.ErrCorrupt) && !joining && p.canRebuild() {
+			// Cluster mode: the peers hold the data; rebuild from them.
+			part.broken = err
+			tp.parts[id] = part
+			p.startRebuild(tp, id, err)
+			return
+		}
 		if errors.Is(err, storage.ErrCorrupt) {
 			p.log.Error("partition stopped: its data is corrupt and will not be served",
 				"stream", t.StreamID, "topic", t.TopicID, "partition", id, "dir", part.dir, "err", err)

@@ -45,6 +45,9 @@ func newReplicatedMode(p *Plane) replicatedMode {
 		WindowClients: p.opts.WindowClients,
 		LogStorage:    p.opts.LogStorage,
 		Catalog:       p.catalog,
+		OnDamaged: func(t catalog.TopicRef, id uint32, err error) {
+			p.ReplicaDamaged(t, id, err)
+		},
 	})}
 }
 

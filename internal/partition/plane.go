@@ -88,6 +88,9 @@ type Options struct {
 	// whose replica leads the partition (forward.go); nil serves every
 	// request here.
 	Forwarder Forwarder
+	// RebuildObserver, when set, is told about damaged replicas and their
+	// rebuilds (rebuild.go; metrics).
+	RebuildObserver RebuildObserver
 }
 
 // Plane is the partition plane. It is safe for concurrent use.
@@ -108,6 +111,9 @@ type Plane struct {
 
 	// mode makes and unmakes the partitions' committers (mode.go).
 	mode mode
+	// rebuilding holds the partition groups whose damaged replica is
+	// being rebuilt here (rebuild.go); guarded by mu.
+	rebuilding map[replication.GroupID]bool
 
 	stop chan struct{}
 	wg   sync.WaitGroup

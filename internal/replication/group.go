@@ -212,7 +212,7 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 		StepDownOnRemoval:         true,
 		Logger:                    raftLogger{h.log.With("group", uint64(id))},
 	}
-	rn, err := raft.NewRawNode(rc)
+	rn, err := newRawNode(rc)
 	if err != nil {
 		return fmt.Errorf("add group %d: %w", id, err)
 	}
@@ -413,6 +413,19 @@ func (h *Host) guard(g *group, f func() error) (err error) {
 		}
 	}()
 	return f()
+}
+
+// newRawNode is raft.NewRawNode with its panic on a log that lost entries
+// (a stored commit index beyond the last entry: a truncated log file)
+// turned into ErrLogLost, so the group fails to start and the host goes
+// on.
+func newRawNode(rc *raft.Config) (rn *raft.RawNode, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rn, err = nil, fmt.Errorf("%w: %v", ErrLogLost, r)
+		}
+	}()
+	return raft.NewRawNode(rc)
 }
 
 // fail drops group g after err and reports it on Failures.
