@@ -77,6 +77,17 @@ func (p *Plane) openPartition(tp *topic, t catalog.TopicRef, id uint32, replicas
 		tp.unopened[id] = struct{}{}
 		return
 	}
+	if d := log.Damaged(); len(d) > 0 && !joining && p.canRebuild() {
+		// Cluster mode: records were quarantined at open; the peers hold
+		// them, so the whole replica is rebuilt from them.
+		if err := log.Close(); err != nil {
+			p.log.Warn("close damaged partition", "dir", part.dir, "err", err)
+		}
+		part.broken = damageError(d)
+		tp.parts[id] = part
+		p.startRebuild(tp, id, part.broken)
+		return
+	}
 	if !p.attachCrypt(tp, part, log, errs) {
 		return
 	}

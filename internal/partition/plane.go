@@ -112,8 +112,12 @@ type Plane struct {
 	// mode makes and unmakes the partitions' committers (mode.go).
 	mode mode
 	// rebuilding holds the partition groups whose damaged replica is
-	// being rebuilt here (rebuild.go); guarded by mu.
-	rebuilding map[replication.GroupID]bool
+	// being rebuilt here, with the rebuild's number (rebuild.go); guarded
+	// by mu.
+	rebuilding map[replication.GroupID]uint64
+	// rebuildGen numbers the rebuilds (the values of rebuilding);
+	// guarded by mu.
+	rebuildGen uint64
 
 	stop chan struct{}
 	wg   sync.WaitGroup

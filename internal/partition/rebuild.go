@@ -96,17 +96,18 @@ func (p *Plane) startRebuild(tp *topic, id uint32, reason error) bool {
 	}
 	old := tp.parts[id]
 	if old != nil && errors.Is(old.broken, errRebuilding) {
-		return false
+		return false // being left and wiped already
 	}
 	if p.rebuilding == nil {
-		p.rebuilding = map[replication.GroupID]bool{}
+		p.rebuilding = map[replication.GroupID]uint64{}
 	}
 	ref := tp.ref
 	g := replicated.GroupID(ref, id)
-	if p.rebuilding[g] {
-		return false
-	}
-	p.rebuilding[g] = true
+	// A rebuild still waiting for its new replica to catch up is
+	// superseded: that replica failed too.
+	p.rebuildGen++
+	gen := p.rebuildGen
+	p.rebuilding[g] = gen
 	p.log.Warn("partition replica damaged; rebuilding from its peers",
 		"stream", ref.StreamID, "topic", ref.TopicID, "partition", id, "dir", p.PartitionDir(ref, id), "reason", reason)
 	if o := p.opts.RebuildObserver; o != nil {
@@ -137,7 +138,7 @@ func (p *Plane) startRebuild(tp *topic, id uint32, reason error) bool {
 			case <-ctx.Done():
 			}
 		}()
-		p.rebuild(ctx, m, ref, id, old, stand, replicas)
+		p.rebuild(ctx, m, ref, id, gen, old, stand, replicas)
 	}()
 	return true
 }
@@ -145,11 +146,13 @@ func (p *Plane) startRebuild(tp *topic, id uint32, reason error) bool {
 // rebuild carries out the rebuild of partition id of ref (see above): old
 // is the damaged partition (nil or without a log when it did not open),
 // stand its stopped stand-in.
-func (p *Plane) rebuild(ctx context.Context, m replicatedMode, ref catalog.TopicRef, id uint32, old, stand *partition, replicas []uint8) {
+func (p *Plane) rebuild(ctx context.Context, m replicatedMode, ref catalog.TopicRef, id uint32, gen uint64, old, stand *partition, replicas []uint8) {
 	g := replicated.GroupID(ref, id)
 	done := func() {
 		p.mu.Lock()
-		delete(p.rebuilding, g)
+		if p.rebuilding[g] == gen {
+			delete(p.rebuilding, g)
+		}
 		p.mu.Unlock()
 	}
 	leader, err := m.set.Leave(ctx, ref, id)
@@ -159,7 +162,8 @@ func (p *Plane) rebuild(ctx context.Context, m replicatedMode, ref catalog.Topic
 			"stream", ref.StreamID, "topic", ref.TopicID, "partition", id, "err", err)
 		return
 	}
-	if err := p.reopenEmpty(ref, id, old, stand, replicas); err != nil {
+	fresh, err := p.reopenEmpty(ref, id, old, stand, replicas)
+	if err != nil {
 		done()
 		p.log.Error("partition replica damaged and not rebuilt; it stays stopped on this node (the other replicas serve it)",
 			"stream", ref.StreamID, "topic", ref.TopicID, "partition", id, "err", err)
@@ -167,13 +171,13 @@ func (p *Plane) rebuild(ctx context.Context, m replicatedMode, ref catalog.Topic
 	}
 	p.log.Info("partition replica wiped; catching up from its leader as a learner",
 		"stream", ref.StreamID, "topic", ref.TopicID, "partition", id, "removed_by", uint64(leader))
-	p.awaitRebuilt(ctx, m, ref, id, g)
+	p.awaitRebuilt(ctx, ref, id, g, fresh)
 	done()
 }
 
 // reopenEmpty closes and wipes the damaged replica and opens an empty one
 // in its place that waits for the group's leader (a joining replica).
-func (p *Plane) reopenEmpty(ref catalog.TopicRef, id uint32, old, stand *partition, replicas []uint8) error {
+func (p *Plane) reopenEmpty(ref catalog.TopicRef, id uint32, old, stand *partition, replicas []uint8) (*partition, error) {
 	if old != nil && old.log != nil {
 		if err := old.log.Close(); err != nil && !errors.Is(err, storage.ErrClosed) {
 			p.log.Warn("close damaged partition", "dir", old.dir, "err", err)
@@ -182,14 +186,14 @@ func (p *Plane) reopenEmpty(ref catalog.TopicRef, id uint32, old, stand *partiti
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return storage.ErrClosed
+		return nil, storage.ErrClosed
 	}
 	tp := p.topics[ref.Incarnation]
 	if tp == nil || tp.parts[id] != stand {
-		return errors.New("the partition was deleted or moved away meanwhile")
+		return nil, errors.New("the partition was deleted or moved away meanwhile")
 	}
 	if err := os.RemoveAll(stand.dir); err != nil {
-		return fmt.Errorf("wipe %s: %w", stand.dir, err)
+		return nil, fmt.Errorf("wipe %s: %w", stand.dir, err)
 	}
 	delete(tp.parts, id)
 	var errs []error
@@ -197,26 +201,31 @@ func (p *Plane) reopenEmpty(ref catalog.TopicRef, id uint32, old, stand *partiti
 	p.openPartition(tp, t, id, replicas, true, &errs)
 	if err := errors.Join(errs...); err != nil {
 		tp.parts[id] = stand
-		return err
+		return nil, err
 	}
-	return nil
+	return tp.parts[id], nil
 }
 
 // awaitRebuilt waits until this node is a voter of group g again (its
 // replica caught up and was promoted), then logs it and counts it.
-func (p *Plane) awaitRebuilt(ctx context.Context, m replicatedMode, ref catalog.TopicRef, id uint32, g replication.GroupID) {
+// It gives up when fresh is no longer the partition here (deleted, moved
+// away, or found damaged again).
+func (p *Plane) awaitRebuilt(ctx context.Context, ref catalog.TopicRef, id uint32, g replication.GroupID, fresh *partition) {
 	self := p.opts.Replicator.Self()
 	start := time.Now()
 	t := time.NewTicker(rebuiltPoll)
 	defer t.Stop()
 	for {
+		if p.lookup(ref.Incarnation, id) != fresh {
+			return
+		}
 		if v, ok := p.opts.Replicator.(interface {
 			Status(replication.GroupID) (replication.View, bool)
 		}); ok {
 			if view, ok := v.Status(g); ok && slices.Contains(view.Voters, self) && view.Applied >= view.Commit && view.HasLeader {
 				var bytes, msgs uint64
-				if part := p.lookup(ref.Incarnation, id); part != nil && part.log != nil {
-					st := part.log.Stats()
+				if fresh.log != nil {
+					st := fresh.log.Stats()
 					bytes, msgs = st.Bytes, st.Messages
 				}
 				p.log.Info("partition replica rebuilt",
@@ -247,4 +256,12 @@ func (p *Plane) ServeLeave(ctx context.Context, from replication.NodeID, payload
 		return nil, replicated.ErrNoRebuild
 	}
 	return m.set.ServeLeave(ctx, from, payload)
+}
+
+// damageError describes the quarantined ranges d of a partition (the
+// first one in full) as the reason of its rebuild.
+func damageError(d []storage.Damage) error {
+	f := d[0]
+	return fmt.Errorf("%d damaged record range(s), the first in %s at byte %d (+%d), offsets %d..%d: %s",
+		len(d), f.Path, f.Pos, f.Len, f.First, f.Last, f.Reason)
 }

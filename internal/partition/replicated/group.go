@@ -178,6 +178,7 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 		Prepare: rep.prepare,
 		Applied: applied,
 		Conf:    conf,
+		Rebuilt: part.Rebuilt,
 	})
 	if err != nil && !errors.Is(err, replication.ErrGroupExists) {
 		log.Error("add partition raft group", "err", err)
