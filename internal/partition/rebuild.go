@@ -155,7 +155,7 @@ func (p *Plane) rebuild(ctx context.Context, m replicatedMode, ref catalog.Topic
 		}
 		p.mu.Unlock()
 	}
-	leader, err := m.set.Leave(ctx, ref, id)
+	leader, left, err := m.set.Leave(ctx, ref, id)
 	if err != nil {
 		done()
 		p.log.Error("partition replica damaged and not rebuilt; it stays stopped on this node (the other replicas serve it)",
@@ -171,7 +171,7 @@ func (p *Plane) rebuild(ctx context.Context, m replicatedMode, ref catalog.Topic
 	}
 	p.log.Info("partition replica wiped; catching up from its leader as a learner",
 		"stream", ref.StreamID, "topic", ref.TopicID, "partition", id, "removed_by", uint64(leader))
-	p.awaitRebuilt(ctx, ref, id, g, fresh)
+	p.awaitRebuilt(ctx, ref, id, g, fresh, left)
 	done()
 }
 
@@ -207,10 +207,12 @@ func (p *Plane) reopenEmpty(ref catalog.TopicRef, id uint32, old, stand *partiti
 }
 
 // awaitRebuilt waits until this node is a voter of group g again (its
-// replica caught up and was promoted), then logs it and counts it.
+// replica caught up and was promoted) in a configuration applied at or
+// after index left (the removal: the snapshot a learner starts from may
+// be older and still list it), then logs it and counts it.
 // It gives up when fresh is no longer the partition here (deleted, moved
 // away, or found damaged again).
-func (p *Plane) awaitRebuilt(ctx context.Context, ref catalog.TopicRef, id uint32, g replication.GroupID, fresh *partition) {
+func (p *Plane) awaitRebuilt(ctx context.Context, ref catalog.TopicRef, id uint32, g replication.GroupID, fresh *partition, left uint64) {
 	self := p.opts.Replicator.Self()
 	start := time.Now()
 	t := time.NewTicker(rebuiltPoll)
@@ -222,7 +224,7 @@ func (p *Plane) awaitRebuilt(ctx context.Context, ref catalog.TopicRef, id uint3
 		if v, ok := p.opts.Replicator.(interface {
 			Status(replication.GroupID) (replication.View, bool)
 		}); ok {
-			if view, ok := v.Status(g); ok && slices.Contains(view.Voters, self) && view.Applied >= view.Commit && view.HasLeader {
+			if view, ok := v.Status(g); ok && slices.Contains(view.Voters, self) && view.Applied >= left && view.HasLeader {
 				var bytes, msgs uint64
 				if fresh.log != nil {
 					st := fresh.log.Stats()

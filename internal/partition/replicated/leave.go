@@ -57,29 +57,31 @@ func (s *Set) CanRebuild() bool {
 // then stops the group here (its files are closed), then asks the
 // group's leader, again until it succeeds or ctx ends, to remove this
 // node from the group's raft configuration. It returns the leader that
-// confirmed the removal. Only once Leave returned nil may the replica's
+// confirmed the removal and the raft index as of which this node was no
+// member there (a configuration at or after it that lists this node as a
+// voter added it back). Only once Leave returned nil may the replica's
 // files (segments and raft log) be wiped: raft forbids a member to forget
 // entries it acknowledged, and a non-member has none the group counts.
-func (s *Set) Leave(ctx context.Context, t catalog.TopicRef, id uint32) (replication.NodeID, error) {
+func (s *Set) Leave(ctx context.Context, t catalog.TopicRef, id uint32) (replication.NodeID, uint64, error) {
 	rb, ok := s.rebuilder()
 	if !ok {
-		return 0, ErrNoRebuild
+		return 0, 0, ErrNoRebuild
 	}
 	g := GroupID(t, id)
 	self := s.r.Self()
 	if err := s.handOff(ctx, rb, g, self); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	s.Drop(t, []uint32{id})
 	if err := s.flushOps(ctx); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	wait := leaveRetryMin
 	var last error
 	for {
-		leader, err := s.askLeave(ctx, rb, g, self)
+		leader, index, err := s.askLeave(ctx, rb, g, self)
 		if err == nil {
-			return leader, nil
+			return leader, index, nil
 		}
 		if !errors.Is(err, errLeaveRetry) || last == nil || last.Error() != err.Error() {
 			s.log.Info("partition replica waits to leave its group", "group", uint64(g), "err", err)
@@ -87,7 +89,7 @@ func (s *Set) Leave(ctx context.Context, t catalog.TopicRef, id uint32) (replica
 		last = err
 		select {
 		case <-ctx.Done():
-			return 0, fmt.Errorf("leave group %d: %w (last: %w)", g, ctx.Err(), last)
+			return 0, 0, fmt.Errorf("leave group %d: %w (last: %w)", g, ctx.Err(), last)
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, leaveRetryMax)
@@ -98,28 +100,28 @@ func (s *Set) Leave(ctx context.Context, t catalog.TopicRef, id uint32) (replica
 var errLeaveRetry = errors.New("retry")
 
 // askLeave makes one leave call to the leader this node knows of g.
-func (s *Set) askLeave(ctx context.Context, rb Rebuilder, g replication.GroupID, self replication.NodeID) (replication.NodeID, error) {
+func (s *Set) askLeave(ctx context.Context, rb Rebuilder, g replication.GroupID, self replication.NodeID) (replication.NodeID, uint64, error) {
 	leader, ok := rb.LeaderOf(g)
 	if !ok {
-		return 0, fmt.Errorf("%w: no leader known", errLeaveRetry)
+		return 0, 0, fmt.Errorf("%w: no leader known", errLeaveRetry)
 	}
 	if leader == self {
-		return 0, fmt.Errorf("%w: this node's directory still names itself", errLeaveRetry)
+		return 0, 0, fmt.Errorf("%w: this node's directory still names itself", errLeaveRetry)
 	}
 	cctx, cancel := context.WithTimeout(ctx, leaveCallTimeout)
 	defer cancel()
 	b, err := rb.Leave(cctx, leader, encodeLeaveRequest(g))
 	if err != nil {
-		return 0, fmt.Errorf("%w: call replica %d: %w", errLeaveRetry, leader, err)
+		return 0, 0, fmt.Errorf("%w: call replica %d: %w", errLeaveRetry, leader, err)
 	}
 	r, err := decodeLeaveReply(b)
 	if err != nil {
-		return 0, fmt.Errorf("%w: replica %d: %w", errLeaveRetry, leader, err)
+		return 0, 0, fmt.Errorf("%w: replica %d: %w", errLeaveRetry, leader, err)
 	}
 	if r.outcome != leaveDone {
-		return 0, fmt.Errorf("%w: replica %d does not lead the group", errLeaveRetry, leader)
+		return 0, 0, fmt.Errorf("%w: replica %d does not lead the group", errLeaveRetry, leader)
 	}
-	return leader, nil
+	return leader, r.index, nil
 }
 
 // handOff transfers the leadership of g away from this node when it
@@ -189,7 +191,7 @@ func (s *Set) ServeLeave(ctx context.Context, from replication.NodeID, payload [
 	}
 	voter, learner := slices.Contains(v.Voters, from), slices.Contains(v.Learners, from)
 	if !voter && !learner && !v.Joint {
-		return encodeLeaveReply(leaveReply{outcome: leaveDone}), nil
+		return encodeLeaveReply(leaveReply{outcome: leaveDone, index: v.Applied}), nil
 	}
 	if voter && len(v.Voters)-1 < len(v.Voters)/2+1 {
 		return nil, fmt.Errorf("group %d: removing replica %d would leave %d of %d voters, below a quorum", g, from, len(v.Voters)-1, len(v.Voters))
@@ -201,6 +203,7 @@ func (s *Set) ServeLeave(ctx context.Context, from replication.NodeID, payload [
 		}
 		return nil, fmt.Errorf("group %d: %w", g, err)
 	}
-	s.log.Info("partition replica removed from its group to be rebuilt", "group", uint64(g), "replica", uint64(from))
-	return encodeLeaveReply(leaveReply{outcome: leaveDone}), nil
+	v, _ = rb.Status(g)
+	s.log.Info("partition replica removed from its group to be rebuilt", "group", uint64(g), "replica", uint64(from), "index", v.Applied)
+	return encodeLeaveReply(leaveReply{outcome: leaveDone, index: v.Applied}), nil
 }
