@@ -149,8 +149,12 @@ func (b *Broker) joinMetadataGroup() error {
 	if b.cl == nil {
 		return nil
 	}
-	st, err := b.raftStorage(filepath.Join(b.cfg.System.Path, ClusterDir, "metadata"), true)
+	metaDir := filepath.Join(b.cfg.System.Path, ClusterDir, "metadata")
+	st, err := b.raftStorage(metaDir, true)
 	if err != nil {
+		if replicated.IsDamage(err) {
+			return b.metadataDamaged(metaDir, err)
+		}
 		return fmt.Errorf("cluster: metadata raft log: %w", err)
 	}
 	snap, err := st.Snapshot()
@@ -178,6 +182,9 @@ func (b *Broker) joinMetadataGroup() error {
 	if err != nil {
 		return fmt.Errorf("cluster: metadata raft log: %w", err)
 	}
+	if hs, _, err := st.InitialState(); err == nil && hs.GetCommit() > last {
+		return b.metadataDamaged(metaDir, fmt.Errorf("%w: the log ends at index %d, before its commit index %d (a truncated file)", replication.ErrLogLost, last, hs.GetCommit()))
+	}
 	join, err := b.joining(last == 0)
 	if err != nil {
 		return fmt.Errorf("cluster: join marker: %w", err)
@@ -195,9 +202,24 @@ func (b *Broker) joinMetadataGroup() error {
 	if err := b.cl.node.host.AddGroup(ctx, replication.MetadataGroup, replication.GroupOptions{
 		Machine: metadataMachine{store: b.meta, cl: b.cl}, Voters: voters, Storage: st, Applied: applied,
 	}); err != nil {
+		if errors.Is(err, replication.ErrLogLost) {
+			return b.metadataDamaged(metaDir, err)
+		}
 		return fmt.Errorf("cluster: metadata group: %w", err)
 	}
 	return nil
+}
+
+// metadataDamaged is the start-up error of a node whose metadata raft log
+// in dir failed verification or lost entries: one line naming the
+// directory and the recovery. The node must not take part with it (it may
+// have acknowledged entries it no longer holds); the other nodes hold the
+// metadata, and the node gets it back from them as a new member.
+func (b *Broker) metadataDamaged(dir string, err error) error {
+	id := b.cl.self.ReplicaID
+	return fmt.Errorf("cluster: the metadata raft log in %s is damaged, so replica %d may not take part with it: "+
+		"remove it (iggo cluster remove-node --replica-id %d), start it again with an empty data directory and --join, "+
+		"then add it back under the same id and ports (iggo cluster add-node --replica-id %d ...): %w", dir, id, id, id, err)
 }
 
 // metadataLeader reports whether this node leads the metadata group.
