@@ -267,3 +267,12 @@ func damageError(d []storage.Damage) error {
 	return fmt.Errorf("%d damaged record range(s), the first in %s at byte %d (+%d), offsets %d..%d: %s",
 		len(d), f.Path, f.Pos, f.Len, f.First, f.Last, f.Reason)
 }
+
+// RebuildDamaged is ReplicaDamaged for the damage a scrub found in
+// partition id of t (the shape of the scrubber's repair hook): in
+// cluster mode the whole replica is rebuilt from its peers.
+func (p *Plane) RebuildDamaged(t catalog.TopicRef, id uint32, found []storage.Damage) {
+	if len(found) > 0 {
+		p.ReplicaDamaged(t, id, damageError(found))
+	}
+}
