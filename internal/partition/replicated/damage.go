@@ -16,8 +16,12 @@ var errCommitLost = errors.New("partition: the raft log ends before its own comm
 // checkCommitHeld fails with errCommitLost when st's last index is below
 // its stored commit index. raft would panic on it (the commit is out of
 // range); it is found here first so the replica is rebuilt instead.
-func checkCommitHeld(st replication.LogStorage, last uint64) error {
+func checkCommitHeld(st replication.LogStorage) error {
 	hs, _, err := st.InitialState()
+	if err != nil {
+		return err
+	}
+	last, err := st.LastIndex()
 	if err != nil {
 		return err
 	}

@@ -111,6 +111,12 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 			return
 		}
 	}
+	if err := checkCommitHeld(st); err != nil {
+		log.Error("partition raft log lost entries; the partition is not replicated on this node", "err", err)
+		closeStorage(st)
+		s.damaged(rep, err)
+		return
+	}
 	part := rep.part
 	purged, err := readPurgeRecord(part.Dir)
 	if err != nil {
@@ -153,9 +159,6 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 	rep.seg.Store(seg)
 	rep.stamp.Store(stamp)
 	last, err := st.LastIndex()
-	if err == nil {
-		err = checkCommitHeld(st, last)
-	}
 	if err != nil {
 		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
