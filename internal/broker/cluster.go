@@ -343,7 +343,7 @@ func (r partitionReplicator) CompactTo(ctx context.Context, id replication.Group
 	return r.host().CompactTo(ctx, id, index, data)
 }
 
-// LeaderOf, Status, RemoveMember, TransferLeadership and Leave let the
+// LeaderOf, Status, RemoveMember, TransferLeadership, Peers and Leave let the
 // plane rebuild a damaged replica (replicated.Rebuilder).
 func (r partitionReplicator) LeaderOf(g replication.GroupID) (replication.NodeID, bool) {
 	return r.host().LeaderOf(g)
@@ -359,6 +359,10 @@ func (r partitionReplicator) RemoveMember(ctx context.Context, g replication.Gro
 
 func (r partitionReplicator) TransferLeadership(ctx context.Context, g replication.GroupID, to replication.NodeID) error {
 	return r.host().TransferLeadership(ctx, g, to)
+}
+
+func (r partitionReplicator) Peers(ctx context.Context) (map[replication.NodeID]replication.Peer, error) {
+	return r.host().Peers(ctx)
 }
 
 func (r partitionReplicator) Leave(ctx context.Context, to replication.NodeID, payload []byte) ([]byte, error) {

@@ -37,6 +37,10 @@ func (r rebuildReplicator) Leave(ctx context.Context, to replication.NodeID, pay
 	return r.host().Call(ctx, to, callLeaveTest, payload)
 }
 
+func (r rebuildReplicator) Peers(ctx context.Context) (map[replication.NodeID]replication.Peer, error) {
+	return r.host().Peers(ctx)
+}
+
 var _ replicated.Rebuilder = rebuildReplicator{}
 
 // countingObserver counts rebuilds (RebuildObserver).
@@ -121,7 +125,7 @@ func TestRebuildDamagedLeader(t *testing.T) {
 	for range 10 {
 		req++
 		if st, _ := csend(t, leader.plane, client, req, sendBody(t, clusterRef, 5, "during")); st != 0 {
-			t.Fatalf("send during the rebuild: status %d", st)
+			t.Fatalf("send during the rebuild to node %d: status %d; %s; %s; %s", leader.id, st, describe(nodes[0], g), describe(nodes[1], g), describe(nodes[2], g))
 		}
 	}
 	// Node 0 wiped its replica and waits with an empty one.

@@ -23,6 +23,8 @@ type Rebuilder interface {
 	// RemoveMember and TransferLeadership are Host's.
 	RemoveMember(ctx context.Context, g replication.GroupID, id replication.NodeID) error
 	TransferLeadership(ctx context.Context, g replication.GroupID, to replication.NodeID) error
+	// Peers is the liveness of the other nodes (Host.Peers).
+	Peers(ctx context.Context) (map[replication.NodeID]replication.Peer, error)
 	// Leave sends a leave call (leave_codec.go) to node to and returns
 	// its reply; the callee runs Set.ServeLeave.
 	Leave(ctx context.Context, to replication.NodeID, payload []byte) ([]byte, error)
@@ -34,7 +36,7 @@ var ErrNoRebuild = errors.New("partition: this node cannot rebuild a replica (no
 // Back-off between attempts to leave a group.
 const (
 	leaveRetryMin = 200 * time.Millisecond
-	leaveRetryMax = 5 * time.Second
+	leaveRetryMax = time.Second
 	// leaveCallTimeout bounds one leave call: the leader's membership
 	// change commits in a round trip unless a quorum is missing.
 	leaveCallTimeout = 10 * time.Second
@@ -53,10 +55,13 @@ func (s *Set) CanRebuild() bool {
 }
 
 // Leave takes this node's replica of partition id of t out of its group:
-// if it leads the group it hands the leadership to another voter first,
-// then stops the group here (its files are closed), then asks the
-// group's leader, again until it succeeds or ctx ends, to remove this
-// node from the group's raft configuration. It returns the leader that
+// if it leads the group it hands the leadership to another voter first;
+// while the group runs here it waits until the other voters are a live
+// quorum without it (a replica that still takes part does not take the
+// partition down with it); then it stops the group here (its files are
+// closed) and asks the group's leader, again until it succeeds or ctx
+// ends, to remove this node from the group's raft configuration (the
+// leader refuses too while the members left would have no live quorum). It returns the leader that
 // confirmed the removal and the raft index as of which this node was no
 // member there (a configuration at or after it that lists this node as a
 // voter added it back). Only once Leave returned nil may the replica's
@@ -70,6 +75,9 @@ func (s *Set) Leave(ctx context.Context, t catalog.TopicRef, id uint32) (replica
 	g := GroupID(t, id)
 	self := s.r.Self()
 	if err := s.handOff(ctx, rb, g, self); err != nil {
+		return 0, 0, err
+	}
+	if err := s.awaitLiveQuorum(ctx, rb, g, self); err != nil {
 		return 0, 0, err
 	}
 	s.Drop(t, []uint32{id})
@@ -154,6 +162,42 @@ func (s *Set) handOff(ctx context.Context, rb Rebuilder, g replication.GroupID, 
 	}
 }
 
+// awaitLiveQuorum waits, while group g runs here, until its voters other
+// than self are a live quorum of themselves.
+func (s *Set) awaitLiveQuorum(ctx context.Context, rb Rebuilder, g replication.GroupID, self replication.NodeID) error {
+	wait := leaveRetryMin
+	logged := false
+	for {
+		v, ok := rb.Status(g)
+		if !ok || !slices.Contains(v.Voters, self) {
+			return nil
+		}
+		peers, err := rb.Peers(ctx)
+		if err != nil {
+			return err
+		}
+		live, rest := 0, len(v.Voters)-1
+		for _, n := range v.Voters {
+			if n != self && peers[n].Alive {
+				live++
+			}
+		}
+		if rest > 0 && live >= rest/2+1 {
+			return nil
+		}
+		if !logged {
+			s.log.Warn("damaged partition replica keeps taking part in its group until enough other replicas are live", "group", uint64(g), "live", live, "others", rest)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for a live quorum of group %d without this node: %w", g, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, leaveRetryMax)
+	}
+}
+
 // flushOps waits until the lifecycle operations queued so far (a group
 // removal) have run.
 func (s *Set) flushOps(ctx context.Context) error {
@@ -193,8 +237,25 @@ func (s *Set) ServeLeave(ctx context.Context, from replication.NodeID, payload [
 	if !voter && !learner && !v.Joint {
 		return encodeLeaveReply(leaveReply{outcome: leaveDone, index: v.Applied}), nil
 	}
-	if voter && len(v.Voters)-1 < len(v.Voters)/2+1 {
-		return nil, fmt.Errorf("group %d: removing replica %d would leave %d of %d voters, below a quorum", g, from, len(v.Voters)-1, len(v.Voters))
+	if voter {
+		// Removing a member that does not run the group needs a quorum
+		// of the others: never true of 2 voters or fewer.
+		if len(v.Voters)-1 < len(v.Voters)/2+1 {
+			return nil, fmt.Errorf("group %d: removing replica %d would leave %d of %d voters, below a quorum", g, from, len(v.Voters)-1, len(v.Voters))
+		}
+		peers, err := rb.Peers(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("group %d: %w", g, err)
+		}
+		live := 0
+		for _, n := range v.Voters {
+			if n != from && (n == s.r.Self() || peers[n].Alive) {
+				live++
+			}
+		}
+		if rest := len(v.Voters) - 1; live < rest/2+1 {
+			return nil, fmt.Errorf("group %d: without replica %d only %d of its %d other voters are live, below a quorum: it stays until more are", g, from, live, rest)
+		}
 	}
 	if err := rb.RemoveMember(ctx, g, from); err != nil {
 		var nl *replication.NotLeaderError
