@@ -288,6 +288,7 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 	if b.cl != nil {
 		b.cl.node.host.HandleCall(callForward, b.parts.ServeForwarded)
 		b.cl.node.host.HandleCall(callStats, b.serveStats)
+		b.cl.node.host.HandleCall(callLeave, b.parts.ServeLeave)
 	}
 	if cfg.TCP.Enabled {
 		var tlsCfg *tls.Config

@@ -149,8 +149,12 @@ func (b *Broker) joinMetadataGroup() error {
 	if b.cl == nil {
 		return nil
 	}
-	st, err := b.raftStorage(filepath.Join(b.cfg.System.Path, ClusterDir, "metadata"), true)
+	metaDir := filepath.Join(b.cfg.System.Path, ClusterDir, "metadata")
+	st, err := b.raftStorage(metaDir, true)
 	if err != nil {
+		if replicated.IsDamage(err) {
+			return b.metadataDamaged(metaDir, err)
+		}
 		return fmt.Errorf("cluster: metadata raft log: %w", err)
 	}
 	snap, err := st.Snapshot()
@@ -178,6 +182,9 @@ func (b *Broker) joinMetadataGroup() error {
 	if err != nil {
 		return fmt.Errorf("cluster: metadata raft log: %w", err)
 	}
+	if hs, _, err := st.InitialState(); err == nil && hs.GetCommit() > last {
+		return b.metadataDamaged(metaDir, fmt.Errorf("%w: the log ends at index %d, before its commit index %d (a truncated file)", replication.ErrLogLost, last, hs.GetCommit()))
+	}
 	join, err := b.joining(last == 0)
 	if err != nil {
 		return fmt.Errorf("cluster: join marker: %w", err)
@@ -195,9 +202,24 @@ func (b *Broker) joinMetadataGroup() error {
 	if err := b.cl.node.host.AddGroup(ctx, replication.MetadataGroup, replication.GroupOptions{
 		Machine: metadataMachine{store: b.meta, cl: b.cl}, Voters: voters, Storage: st, Applied: applied,
 	}); err != nil {
+		if errors.Is(err, replication.ErrLogLost) {
+			return b.metadataDamaged(metaDir, err)
+		}
 		return fmt.Errorf("cluster: metadata group: %w", err)
 	}
 	return nil
+}
+
+// metadataDamaged is the start-up error of a node whose metadata raft log
+// in dir failed verification or lost entries: one line naming the
+// directory and the recovery. The node must not take part with it (it may
+// have acknowledged entries it no longer holds); the other nodes hold the
+// metadata, and the node gets it back from them as a new member.
+func (b *Broker) metadataDamaged(dir string, err error) error {
+	id := b.cl.self.ReplicaID
+	return fmt.Errorf("cluster: the metadata raft log in %s is damaged, so replica %d may not take part with it: "+
+		"remove it (iggo cluster remove-node --replica-id %d), start it again with an empty data directory and --join, "+
+		"then add it back under the same id and ports (iggo cluster add-node --replica-id %d ...): %w", dir, id, id, id, err)
 }
 
 // metadataLeader reports whether this node leads the metadata group.
@@ -321,7 +343,41 @@ func (r partitionReplicator) CompactTo(ctx context.Context, id replication.Group
 	return r.host().CompactTo(ctx, id, index, data)
 }
 
-var _ replicated.Replicator = partitionReplicator{}
+// LeaderOf, Status, RemoveMember, TransferLeadership, Peers and Leave let the
+// plane rebuild a damaged replica (replicated.Rebuilder).
+func (r partitionReplicator) LeaderOf(g replication.GroupID) (replication.NodeID, bool) {
+	return r.host().LeaderOf(g)
+}
+
+func (r partitionReplicator) Status(g replication.GroupID) (replication.View, bool) {
+	return r.host().Status(g)
+}
+
+func (r partitionReplicator) RemoveMember(ctx context.Context, g replication.GroupID, id replication.NodeID) error {
+	return r.host().RemoveMember(ctx, g, id)
+}
+
+func (r partitionReplicator) TransferLeadership(ctx context.Context, g replication.GroupID, to replication.NodeID) error {
+	return r.host().TransferLeadership(ctx, g, to)
+}
+
+func (r partitionReplicator) Peers(ctx context.Context) (map[replication.NodeID]replication.Peer, error) {
+	return r.host().Peers(ctx)
+}
+
+func (r partitionReplicator) Leave(ctx context.Context, to replication.NodeID, payload []byte) ([]byte, error) {
+	return r.host().Call(ctx, to, callLeave, payload)
+}
+
+// callLeave is the call a node with a damaged partition replica makes to
+// the partition's leader to be taken out of its group before it wipes
+// the replica (replicated.Set.Leave, ServeLeave).
+const callLeave uint8 = 3
+
+var (
+	_ replicated.Replicator = partitionReplicator{}
+	_ replicated.Rebuilder  = partitionReplicator{}
+)
 
 // MetadataCompacted is the index the metadata raft log is compacted to
 // on this node: its snapshot, taken here, found at start or installed
@@ -372,6 +428,9 @@ func (b *Broker) watchGroupFailures(ctx context.Context) {
 			return
 		case f := <-b.cl.node.host.Failures():
 			if f.Group != replication.MetadataGroup {
+				if errors.Is(f.Err, replication.ErrLogLost) && b.parts.RebuildGroup(f.Group, f.Err) {
+					continue // rebuilt from the other replicas (partition/rebuild.go)
+				}
 				b.log.Error("partition raft group stopped on this node; the other replicas keep serving it (restart this node once the cause is fixed)", "group", uint64(f.Group), "err", f.Err)
 				continue
 			}

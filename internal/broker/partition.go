@@ -45,6 +45,7 @@ func (b *Broker) newPartitions() error {
 		RetentionInterval: retention,
 		StorageObserver:   b.obs.metrics,
 		Cipher:            cipher,
+		RebuildObserver:   b.obs.metrics,
 	}
 	if b.clusterEnabled() {
 		// The replication host starts after the plane (openCluster); the

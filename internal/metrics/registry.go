@@ -38,6 +38,8 @@ type Registry struct {
 	http  *httpMetrics
 	// writeErrors counts partition-log disk errors (storage_errors.go).
 	writeErrors *prometheus.CounterVec
+	// rebuild counts damaged replicas rebuilt from their peers.
+	rebuild *rebuildMetrics
 }
 
 // New returns a Registry with every collector registered.
@@ -49,12 +51,14 @@ func New(opts Options) *Registry {
 	r.req = newRequestMetrics()
 	r.store = newStorageMetrics()
 	r.http = newHTTPMetrics()
+	r.rebuild = newRebuildMetrics()
 	r.reg.MustRegister(newStateCollector(opts.Source))
 	r.req.register(r.reg)
 	r.store.register(r.reg)
 	r.http.register(r.reg)
 	r.writeErrors = newWriteErrors()
 	r.reg.MustRegister(r.writeErrors)
+	r.rebuild.register(r.reg)
 	if opts.Raft != nil {
 		r.reg.MustRegister(newRaftCollector(opts.Raft))
 	}

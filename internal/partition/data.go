@@ -61,6 +61,13 @@ func (p *Plane) openPartition(tp *topic, t catalog.TopicRef, id uint32, replicas
 	part := &partition{id: id, dir: p.PartitionDir(t, id), window: commit.NewWindow(p.opts.WindowClients)}
 	log, err := storage.Open(part.dir, p.storageOptions(t.Settings, id))
 	if err != nil {
+		if errors.Is(err, storage.ErrCorrupt) && !joining && p.canRebuild() {
+			// Cluster mode: the peers hold the data; rebuild from them.
+			part.broken = err
+			tp.parts[id] = part
+			p.startRebuild(tp, id, err)
+			return
+		}
 		if errors.Is(err, storage.ErrCorrupt) {
 			p.log.Error("partition stopped: its data is corrupt and will not be served",
 				"stream", t.StreamID, "topic", t.TopicID, "partition", id, "dir", part.dir, "err", err)
@@ -70,6 +77,17 @@ func (p *Plane) openPartition(tp *topic, t catalog.TopicRef, id uint32, replicas
 		}
 		*errs = append(*errs, fmt.Errorf("open partition %d/%d/%d: %w", t.StreamID, t.TopicID, id, err))
 		tp.unopened[id] = struct{}{}
+		return
+	}
+	if d := log.Damaged(); len(d) > 0 && !joining && p.canRebuild() {
+		// Cluster mode: records were quarantined at open; the peers hold
+		// them, so the whole replica is rebuilt from them.
+		if err := log.Close(); err != nil {
+			p.log.Warn("close damaged partition", "dir", part.dir, "err", err)
+		}
+		part.broken = damageError(d)
+		tp.parts[id] = part
+		p.startRebuild(tp, id, part.broken)
 		return
 	}
 	p.logOpenDamage(t, id, part.dir, log.Damaged())

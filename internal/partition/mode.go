@@ -45,6 +45,9 @@ func newReplicatedMode(p *Plane) replicatedMode {
 		WindowClients: p.opts.WindowClients,
 		LogStorage:    p.opts.LogStorage,
 		Catalog:       p.catalog,
+		OnDamaged: func(t catalog.TopicRef, id uint32, err error) {
+			p.ReplicaDamaged(t, id, err)
+		},
 	})}
 }
 
@@ -56,7 +59,8 @@ func (m replicatedMode) holds(replicas []uint8) bool {
 
 func (m replicatedMode) open(t catalog.TopicRef, part *partition, replicas []uint8, joining bool) commit.Committer {
 	return m.set.Add(t, replicated.Partition{ID: part.id, Dir: part.dir, Log: part.log, Window: part.window,
-		Local: partLocal{p: m.p, part: part}, Replicas: replicas, Joining: joining})
+		Local: partLocal{p: m.p, part: part}, Replicas: replicas, Joining: joining,
+		Rebuilt: joining && m.p.rebuilding[replicated.GroupID(t, part.id)] != 0})
 }
 
 func (m replicatedMode) drop(t catalog.TopicRef, ids []uint32) { m.set.Drop(t, ids) }

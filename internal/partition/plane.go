@@ -88,6 +88,9 @@ type Options struct {
 	// whose replica leads the partition (forward.go); nil serves every
 	// request here.
 	Forwarder Forwarder
+	// RebuildObserver, when set, is told about damaged replicas and their
+	// rebuilds (rebuild.go; metrics).
+	RebuildObserver RebuildObserver
 }
 
 // Plane is the partition plane. It is safe for concurrent use.
@@ -108,6 +111,13 @@ type Plane struct {
 
 	// mode makes and unmakes the partitions' committers (mode.go).
 	mode mode
+	// rebuilding holds the partition groups whose damaged replica is
+	// being rebuilt here, with the rebuild's number (rebuild.go); guarded
+	// by mu.
+	rebuilding map[replication.GroupID]uint64
+	// rebuildGen numbers the rebuilds (the values of rebuilding);
+	// guarded by mu.
+	rebuildGen uint64
 
 	stop chan struct{}
 	wg   sync.WaitGroup

@@ -46,6 +46,14 @@ type GroupOptions struct {
 	// A refusal wraps ErrRefused (the request is in no log) or ErrPending
 	// (an earlier copy still waits in the log) so Transient classifies it.
 	Prepare func(data []byte) (accepted func(), err error)
+	// Rebuilt marks an empty group created on a node that was removed
+	// from it to wipe a damaged replica (internal/partition rebuild.go).
+	// While this node is no voter of it, a heartbeat whose commit index
+	// is beyond the log is dropped instead of tripping ErrLogLost: it was
+	// sent before the removal, to the member this node no longer is (the
+	// leader sends a learner added since no commit above what it
+	// acknowledged).
+	Rebuilt bool
 }
 
 // group is one raft group on this host. All fields are loop-owned.
@@ -68,6 +76,9 @@ type group struct {
 	holdTicks    int  // ticks to skip before the first election timer runs
 	campaignAt   uint64
 	quiesceReq   *raftpb.Message // a leader's pending quiesce request
+
+	// rebuilt is GroupOptions.Rebuilt.
+	rebuilt bool
 
 	prepare  func([]byte) (func(), error)
 	proposed []*waiter          // accepted since the last Ready, in log order (nil: nobody waits)
@@ -229,7 +240,7 @@ func (h *Host) addGroup(id GroupID, opts GroupOptions) error {
 		}
 	}
 	g := &group{
-		id: id, rn: rn, storage: st, machine: opts.Machine, applied: opts.Applied, prepare: opts.Prepare, pending: map[uint64]*waiter{},
+		id: id, rn: rn, storage: st, machine: opts.Machine, applied: opts.Applied, prepare: opts.Prepare, pending: map[uint64]*waiter{}, rebuilt: opts.Rebuilt,
 		hardTerm: hs.GetTerm(), hardVote: hs.GetVote(),
 	}
 	g.setConf(proto.CloneOf(cs))
@@ -415,10 +426,10 @@ func (h *Host) guard(g *group, f func() error) (err error) {
 	return f()
 }
 
-// newRawNode starts raft on a group's stored state. raft panics when
-// that state contradicts itself (a commit index outside the log): the
-// panic becomes ErrLogLost, so one group's damaged files fail only that
-// group and never the process.
+// newRawNode is raft.NewRawNode with its panic on a log that lost entries
+// (a stored commit index beyond the last entry: a truncated log file)
+// turned into ErrLogLost, so the group fails to start and the host goes
+// on.
 func newRawNode(rc *raft.Config) (rn *raft.RawNode, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -567,6 +578,10 @@ func (h *Host) stepEnvelope(g *group, from NodeID, e transport.Envelope) {
 			h.proposeForwarded(g, from, e.Msg)
 			return
 		}
+		if g.rebuilt && h.staleForRebuilt(g, e.Msg) {
+			h.log.Debug("dropped a heartbeat sent before this replica was removed to be rebuilt", "group", e.Group, "from", uint64(from), "commit", e.Msg.GetCommit())
+			return
+		}
 		if g.quiesced {
 			h.wake(g)
 		}
@@ -581,6 +596,17 @@ func (h *Host) stepEnvelope(g *group, from NodeID, e transport.Envelope) {
 	case transport.KindQuiesce:
 		g.quiesceReq = e.Msg
 	}
+}
+
+// staleForRebuilt reports whether m, to a rebuilt group g
+// (GroupOptions.Rebuilt), is a heartbeat from before this node's removal:
+// its commit index is beyond g's log while this node is no voter.
+func (h *Host) staleForRebuilt(g *group, m *raftpb.Message) bool {
+	if m.GetType() != raftpb.MsgHeartbeat || slices.Contains(g.confState.GetVoters(), raftID(h.cfg.Self)) {
+		return false
+	}
+	last, err := g.storage.LastIndex()
+	return err == nil && m.GetCommit() > last
 }
 
 // unreachable reports dropped envelopes to their groups.

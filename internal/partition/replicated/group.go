@@ -107,14 +107,22 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 		var err error
 		if st, err = s.opts.LogStorage(raftDir(rep.part.Dir)); err != nil {
 			log.Error("partition raft log did not open; the partition is not replicated on this node", "err", err)
+			s.damaged(rep, err)
 			return
 		}
+	}
+	if err := checkCommitHeld(st); err != nil {
+		log.Error("partition raft log lost entries; the partition is not replicated on this node", "err", err)
+		closeStorage(st)
+		s.damaged(rep, err)
+		return
 	}
 	part := rep.part
 	purged, err := readPurgeRecord(part.Dir)
 	if err != nil {
 		log.Error("partition purge record unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
+		s.damaged(rep, err)
 		return
 	}
 	rep.purgedAt = purged.index
@@ -124,17 +132,20 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 	if err := s.adoptLogSnapshot(rep, st); err != nil {
 		log.Error("partition raft log snapshot unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
+		s.damaged(rep, err)
 		return
 	}
 	if err := s.completeInterruptedPurge(rep, st); err != nil {
 		log.Error("partition purge interrupted by a crash not completed; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
+		s.damaged(rep, err)
 		return
 	}
 	seg, err := openSegLog(st, part.Log, rep.purgedAt)
 	if err != nil {
 		log.Error("partition raft log and segments disagree; the partition is not replicated on this node (remove the node, start it with an empty data directory and --join, and add it again to rebuild it)", "err", err)
 		closeStorage(st)
+		s.damaged(rep, err)
 		return
 	}
 	seg.local = part.Local
@@ -142,6 +153,7 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 	if err != nil {
 		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
+		s.damaged(rep, err)
 		return
 	}
 	rep.seg.Store(seg)
@@ -150,12 +162,14 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 	if err != nil {
 		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
+		s.damaged(rep, err)
 		return
 	}
 	applied, conf, err := s.replayHeaders(rep, st)
 	if err != nil {
 		log.Error("partition raft log unreadable; the partition is not replicated on this node", "err", err)
 		closeStorage(st)
+		s.damaged(rep, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, groupOpTimeout)
@@ -167,10 +181,14 @@ func (s *Set) startGroup(ctx context.Context, rep *Replica) {
 		Prepare: rep.prepare,
 		Applied: applied,
 		Conf:    conf,
+		Rebuilt: part.Rebuilt,
 	})
 	if err != nil && !errors.Is(err, replication.ErrGroupExists) {
 		log.Error("add partition raft group", "err", err)
 		closeStorage(st)
+		if errors.Is(err, replication.ErrLogLost) {
+			s.damaged(rep, err)
+		}
 		return
 	}
 	if last == 0 && len(rep.voters) > 0 {

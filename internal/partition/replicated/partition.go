@@ -39,4 +39,7 @@ type Partition struct {
 	// the partition's replicas by a move and waits for the leader to add
 	// it to the group and send it the log.
 	Joining bool
+	// Rebuilt is a Joining replica that replaces a damaged one wiped
+	// after this node left the group (replication.GroupOptions.Rebuilt).
+	Rebuilt bool
 }

@@ -68,6 +68,11 @@ type Options struct {
 	// a group's start asks it which consumer groups were deleted
 	// (catalog.GroupHistory).
 	Catalog func() catalog.Topics
+	// OnDamaged is told when a partition's replica did not start because
+	// its files are damaged (IsDamage): the plane rebuilds it from its
+	// peers (Leave, then a wipe). It runs on the lifecycle worker and must
+	// not block on it.
+	OnDamaged func(t catalog.TopicRef, id uint32, err error)
 }
 
 // Set is the replicated partitions of one plane: one Replica per
