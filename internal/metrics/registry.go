@@ -35,6 +35,7 @@ type Registry struct {
 	log   *slog.Logger
 	req   *requestMetrics
 	store *storageMetrics
+	scrub *scrubMetrics
 	http  *httpMetrics
 }
 
@@ -46,10 +47,12 @@ func New(opts Options) *Registry {
 	r := &Registry{reg: prometheus.NewRegistry(), log: opts.Logger}
 	r.req = newRequestMetrics()
 	r.store = newStorageMetrics()
+	r.scrub = newScrubMetrics()
 	r.http = newHTTPMetrics()
 	r.reg.MustRegister(newStateCollector(opts.Source))
 	r.req.register(r.reg)
 	r.store.register(r.reg)
+	r.scrub.register(r.reg)
 	r.http.register(r.reg)
 	if opts.Raft != nil {
 		r.reg.MustRegister(newRaftCollector(opts.Raft))
