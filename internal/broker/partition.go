@@ -45,6 +45,13 @@ func (b *Broker) newPartitions() error {
 		RetentionInterval: retention,
 		StorageObserver:   b.obs.metrics,
 		Cipher:            cipher,
+		ScrubInterval:     b.cfg.Storage.ScrubInterval.Std(),
+		ScrubRate:         int64(b.cfg.Storage.ScrubRate),
+		ScrubObserver:     b.obs.metrics,
+		// OnDamage (the repair hook of the scrubber and of
+		// VERIFY_PARTITION) stays nil: found damage is quarantined,
+		// logged and counted; cluster mode's repair from the healthy
+		// replicas plugs in here.
 	}
 	if b.clusterEnabled() {
 		// The replication host starts after the plane (openCluster); the

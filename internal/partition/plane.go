@@ -88,6 +88,23 @@ type Options struct {
 	// whose replica leads the partition (forward.go); nil serves every
 	// request here.
 	Forwarder Forwarder
+	// ScrubInterval is the period of the background scrubber
+	// (storage.scrub_interval, scrub.go): one pass over every partition
+	// per interval; 0 disables it (RunScrub and VERIFY_PARTITION still
+	// work).
+	ScrubInterval time.Duration
+	// ScrubRate bounds the scrubber's reads in bytes per second
+	// (storage.scrub_rate); 0 computes it from the data held and the
+	// interval (MinAutoScrubRate..MaxAutoScrubRate).
+	ScrubRate int64
+	// ScrubObserver receives the scrubber's counts (metrics); nil counts
+	// nothing.
+	ScrubObserver ScrubObserver
+	// OnDamage is the repair hook: it receives the damage the scrubber or
+	// VERIFY_PARTITION newly found in a partition (cluster mode fetches
+	// the damaged records from a healthy replica). nil does nothing more
+	// than the quarantine, the log line and the metrics.
+	OnDamage DamageHook
 }
 
 // Plane is the partition plane. It is safe for concurrent use.
@@ -110,7 +127,9 @@ type Plane struct {
 	mode mode
 
 	stop chan struct{}
-	wg   sync.WaitGroup
+	// stopScrub ends the scrubber's pass in progress (Close).
+	stopScrub context.CancelFunc
+	wg        sync.WaitGroup
 }
 
 // topicsHolder boxes the catalog.Topics interface for atomic.Pointer.
