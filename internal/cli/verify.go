@@ -7,9 +7,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/iggo-dev/iggo/client"
 	"github.com/iggo-dev/iggo/wire"
-	"github.com/spf13/cobra"
 )
 
 // damagedRangeView is one damaged range of `iggo partition verify -o json`.
