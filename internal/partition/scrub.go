@@ -104,7 +104,7 @@ func (p *Plane) RunScrub(ctx context.Context, interval time.Duration) (ScrubTota
 	jobs := p.scrubJobs()
 	rate := p.opts.ScrubRate
 	if rate <= 0 {
-		rate = autoScrubRate(jobs, interval)
+		rate = autoScrubRate(jobBytes(jobs), interval)
 	}
 	var tot ScrubTotals
 	for _, j := range jobs {
@@ -149,13 +149,18 @@ func (p *Plane) scrubJobs() []scrubJob {
 	return jobs
 }
 
-// autoScrubRate is the read rate that verifies the data of jobs once per
-// interval, within MinAutoScrubRate..MaxAutoScrubRate.
-func autoScrubRate(jobs []scrubJob, interval time.Duration) int64 {
+// jobBytes is the size of the logs of jobs.
+func jobBytes(jobs []scrubJob) uint64 {
 	var total uint64
 	for _, j := range jobs {
 		total += j.part.log.Stats().Bytes
 	}
+	return total
+}
+
+// autoScrubRate is the read rate that verifies total bytes once per
+// interval, within MinAutoScrubRate..MaxAutoScrubRate.
+func autoScrubRate(total uint64, interval time.Duration) int64 {
 	secs := uint64(max(interval/time.Second, 1))
 	return int64(min(max(total/secs, MinAutoScrubRate), MaxAutoScrubRate))
 }
