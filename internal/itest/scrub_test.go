@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -85,7 +86,7 @@ func wantDamage(t *testing.T, p wire.PartitionVerify, want DamagedRecord) {
 }
 
 func TestVerifyPartitionFindsFlippedByte(t *testing.T) {
-	s := Start(t, WithConfig(func(c *config.Config) { c.Storage.ScrubInterval = 0 }))
+	s, api := startHTTP(t, WithConfig(func(c *config.Config) { c.Storage.ScrubInterval = 0 }))
 	c := obsClient(t, s)
 	stream, topic := scrubFixture(t, c)
 	sid, tid := wire.NumericID(stream), wire.NumericID(topic)
@@ -137,6 +138,35 @@ func TestVerifyPartitionFindsFlippedByte(t *testing.T) {
 		t.Fatalf("damage found by scrub after a second verification: %v, want still 1", v)
 	}
 
+	// The same over HTTP.
+	var hv struct {
+		Partitions []struct {
+			Partition uint32 `json:"partition"`
+			Status    string `json:"status"`
+			Damaged   []struct {
+				First    uint64 `json:"first_offset"`
+				Last     uint64 `json:"last_offset"`
+				File     string `json:"file"`
+				Position uint64 `json:"position"`
+				Bytes    uint64 `json:"bytes"`
+				Reason   string `json:"reason"`
+			} `json:"damaged"`
+		} `json:"partitions"`
+	}
+	path := fmt.Sprintf("/streams/%d/topics/%d/partitions/verify", stream, topic)
+	api.ok(200, &hv, "POST", path+"?partition_id=1", nil)
+	if len(hv.Partitions) != 1 || hv.Partitions[0].Status != "checked" || len(hv.Partitions[0].Damaged) != 1 {
+		t.Fatalf("HTTP verify %+v", hv)
+	}
+	if d := hv.Partitions[0].Damaged[0]; (DamagedRecord{File: d.File, Pos: d.Position, Len: d.Bytes, First: d.First, Last: d.Last}) != want || d.Reason == "" {
+		t.Fatalf("HTTP damaged range %+v, want %+v", d, want)
+	}
+	api.ok(200, &hv, "POST", path, nil)
+	if len(hv.Partitions) != 2 {
+		t.Fatalf("HTTP verify of the topic %+v", hv)
+	}
+	api.fail(404, wire.ErrPartitionNotFound.Code, "POST", path+"?partition_id=7", nil)
+
 	// Errors: an unknown partition, an unknown topic, a user without
 	// manage_topic.
 	if _, err := c.VerifyPartition(obsCtx(t), sid, tid, wire.SomePartition(7)); !errors.Is(err, wire.ErrPartitionNotFound) {
@@ -157,6 +187,7 @@ func TestVerifyPartitionFindsFlippedByte(t *testing.T) {
 	if _, err := rc.VerifyPartition(obsCtx(t), sid, tid, wire.OptPartition{}); !errors.Is(err, wire.ErrUnauthorized) {
 		t.Fatalf("reader verifies: %v", err)
 	}
+	api.as(newHTTPAPI(t, s).login("reader", "reader-pass")).fail(403, wire.ErrUnauthorized.Code, "POST", path, nil)
 }
 
 func TestScrubberFindsFlippedByte(t *testing.T) {
