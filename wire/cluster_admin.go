@@ -1,8 +1,8 @@
 package wire
 
 // Iggo's extension commands: cluster administration (1001, 1002, 1004),
-// the partition map (1003, cluster_partitions.go) and session attachment
-// (1005). They are not part of the reference protocol: their codes lie
+// the partition map (1003, cluster_partitions.go), session attachment
+// (1005) and partition verification (1006, verify_partition.go). They are not part of the reference protocol: their codes lie
 // above the reference's range (which ends at 606) and below the
 // dispatcher's limit of 1023; they are sent as NonReplicated requests like
 // reads, and only an Iggo server serves them (the cluster commands in
@@ -26,6 +26,7 @@ var extensionTable = [...]CommandInfo{
 	read(CmdClusterPartitions, "CLUSTER_PARTITIONS"),
 	read(CmdClusterRebalance, "CLUSTER_REBALANCE"),
 	read(CmdAttachSession, "ATTACH_SESSION"),
+	read(CmdVerifyPartition, "VERIFY_PARTITION"),
 }
 
 // lookupExtension finds an extension command.

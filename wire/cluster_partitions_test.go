@@ -171,6 +171,7 @@ func TestExtensionCommandsLookup(t *testing.T) {
 		CmdClusterPartitions: "CLUSTER_PARTITIONS",
 		CmdClusterRebalance:  "CLUSTER_REBALANCE",
 		CmdAttachSession:     "ATTACH_SESSION",
+		CmdVerifyPartition:   "VERIFY_PARTITION",
 	} {
 		info, ok := LookupCommand(code)
 		if !ok || info.Name != name || info.Operation != OpNonReplicated || info.Plane != PlaneRead {

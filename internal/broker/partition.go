@@ -46,6 +46,9 @@ func (b *Broker) newPartitions() error {
 		StorageObserver:   b.obs.metrics,
 		Cipher:            cipher,
 		RebuildObserver:   b.obs.metrics,
+		ScrubInterval:     b.cfg.Storage.ScrubInterval.Std(),
+		ScrubRate:         int64(b.cfg.Storage.ScrubRate),
+		ScrubObserver:     b.obs.metrics,
 	}
 	if b.clusterEnabled() {
 		// The replication host starts after the plane (openCluster); the

@@ -127,6 +127,8 @@ const (
 	// ActionPoll is poll_messages(stream, topic); it also covers
 	// get/store/delete consumer offset.
 	ActionPoll Action = 2
+	// ActionManageTopic is manage_topic(stream, topic): VERIFY_PARTITION.
+	ActionManageTopic Action = 3
 )
 
 // Topics is implemented by the metadata plane for the partition plane.

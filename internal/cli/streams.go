@@ -470,7 +470,7 @@ func partitionsTable(tw *tabwriter.Writer, ps []wire.PartitionInfo) {
 }
 
 func (a *app) partitionCmd() *cobra.Command {
-	cmd := group("partition", "List, add and remove a topic's partitions", "")
+	cmd := group("partition", "List, add, remove and verify a topic's partitions", "")
 	list := a.partitionListCmd("List a topic's partitions")
 	change := func(use, short, verb string, f func(*client.Client, context.Context, wire.Identifier, wire.Identifier, uint32) error) *cobra.Command {
 		return &cobra.Command{
@@ -500,8 +500,9 @@ func (a *app) partitionCmd() *cobra.Command {
 	cmd.AddCommand(list,
 		change("create STREAM TOPIC [COUNT]", "Add COUNT partitions (default 1) after the highest id", "added", (*client.Client).CreatePartitions),
 		change("delete STREAM TOPIC [COUNT]", "Remove the COUNT partitions (default 1) with the highest ids, with their messages", "deleted", (*client.Client).DeletePartitions),
+		a.partitionVerifyCmd(),
 	)
-	setCompletion(cmd, a.completeArgs(argStream, argTopic), "list", "create", "delete")
+	setCompletion(cmd, a.completeArgs(argStream, argTopic), "list", "create", "delete", "verify")
 	return a.clientCommand(cmd)
 }
 

@@ -30,6 +30,7 @@ type Config struct {
 	Metadata            MetadataConfig            `toml:"metadata"`
 	MessageBus          MessageBusConfig          `toml:"message_bus"`
 	DataMaintenance     DataMaintenanceConfig     `toml:"data_maintenance"`
+	Storage             StorageConfig             `toml:"storage"`
 	ConsumerGroup       ConsumerGroupConfig       `toml:"consumer_group"`
 	Cluster             ClusterConfig             `toml:"cluster"`
 	Telemetry           TelemetryConfig           `toml:"telemetry"`
@@ -171,6 +172,7 @@ func Default() Config {
 		HTTP:                defaultHTTP(),
 		Telemetry:           defaultTelemetry(),
 		DataMaintenance:     defaultDataMaintenance(),
+		Storage:             defaultStorage(),
 		ConsumerGroup:       ConsumerGroupConfig{RebalancingTimeout: Duration(30 * time.Second)},
 		Cluster:             defaultCluster(),
 	}
@@ -224,6 +226,7 @@ func (c *Config) Validate() error {
 		bad("message_bus.max_message_size", "%s is outside %s..=%s", s, Size(MinFrameBytes), Size(MaxFrameBytes))
 	}
 	errs = append(errs, c.DataMaintenance.validate()...)
+	errs = append(errs, c.Storage.validate()...)
 	errs = append(errs, c.validateTransports()...)
 	errs = append(errs, c.validateHTTP()...)
 	errs = append(errs, c.validateTelemetry()...)

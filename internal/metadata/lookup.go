@@ -63,8 +63,9 @@ func (s *Store) ResolveTopic(stream, topic wire.Identifier) (catalog.TopicRef, [
 	return ref(st, t), t.partitionIDs(), nil
 }
 
-// Allowed implements catalog.Topics with the poll_messages and
-// send_messages rules of semantics.md §2.4; the root user may do anything.
+// Allowed implements catalog.Topics with the poll_messages,
+// send_messages and manage_topic rules of semantics.md §2.4; the root user
+// may do anything.
 func (s *Store) Allowed(user uint32, action catalog.Action, stream, topic uint32) bool {
 	if user == uint32(auth.RootUserID) {
 		s.mu.RLock()
@@ -80,6 +81,8 @@ func (s *Store) Allowed(user uint32, action catalog.Action, stream, topic uint32
 		return canSend(p, stream, topic)
 	case catalog.ActionPoll:
 		return canPoll(p, stream, topic)
+	case catalog.ActionManageTopic:
+		return canManageTopic(p, stream, topic)
 	}
 	return false
 }

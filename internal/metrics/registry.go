@@ -35,6 +35,7 @@ type Registry struct {
 	log   *slog.Logger
 	req   *requestMetrics
 	store *storageMetrics
+	scrub *scrubMetrics
 	http  *httpMetrics
 	// writeErrors counts partition-log disk errors (storage_errors.go).
 	writeErrors *prometheus.CounterVec
@@ -50,11 +51,13 @@ func New(opts Options) *Registry {
 	r := &Registry{reg: prometheus.NewRegistry(), log: opts.Logger}
 	r.req = newRequestMetrics()
 	r.store = newStorageMetrics()
+	r.scrub = newScrubMetrics()
 	r.http = newHTTPMetrics()
 	r.rebuild = newRebuildMetrics()
 	r.reg.MustRegister(newStateCollector(opts.Source))
 	r.req.register(r.reg)
 	r.store.register(r.reg)
+	r.scrub.register(r.reg)
 	r.http.register(r.reg)
 	r.writeErrors = newWriteErrors()
 	r.reg.MustRegister(r.writeErrors)

@@ -32,6 +32,9 @@ func (p *Plane) logOpenDamage(t catalog.TopicRef, id uint32, dir string, dmg []s
 			"file", d.Path, "pos", d.Pos, "bytes", d.Len, "first_offset", d.First, "last_offset", d.Last,
 			"reason", d.Reason, "source", damageSourceOpen)
 	}
+	if o := p.opts.ScrubObserver; o != nil {
+		o.DamageFound(damageSourceOpen, len(dmg))
+	}
 }
 
 // damageRanges formats the offset ranges of dmg as "12-14,80".

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,7 +12,7 @@ import (
 )
 
 // New returns a Plane storing data under opts.Dir and starts its
-// retention loop. Partitions are opened by CreatePartitions (the metadata
+// retention loop and its scrubber. Partitions are opened by CreatePartitions (the metadata
 // plane calls it while it replays its log at start-up).
 func New(opts Options) (*Plane, error) {
 	if opts.Dir == "" {
@@ -38,6 +39,12 @@ func New(opts Options) (*Plane, error) {
 		p.wg.Add(1)
 		go p.retentionLoop(opts.RetentionInterval)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stopScrub = cancel
+	if opts.ScrubInterval > 0 {
+		p.wg.Add(1)
+		go p.scrubLoop(ctx, opts.ScrubInterval)
+	}
 	return p, nil
 }
 
@@ -62,7 +69,7 @@ func (p *Plane) Flush() error {
 	return errors.Join(errs...)
 }
 
-// Close stops retention, then flushes and closes every partition. Call it
+// Close stops retention and the scrubber, then flushes and closes every partition. Call it
 // after the transports stopped serving.
 func (p *Plane) Close() error {
 	p.mu.Lock()
@@ -75,6 +82,7 @@ func (p *Plane) Close() error {
 	p.topics = map[uint64]*topic{}
 	p.mu.Unlock()
 	close(p.stop)
+	p.stopScrub()
 	p.wg.Wait()
 	p.mode.close()
 	var errs []error

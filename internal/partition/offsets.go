@@ -189,7 +189,8 @@ func (p *Plane) deleteOffsetAt(x *dispatch.Exchange, fwd *forwarded) {
 // Register installs the partition-plane handlers in d: SEND_MESSAGES,
 // POLL_MESSAGES (also as POLL_MESSAGES_ON_PRIMARY, which a node that does
 // not lead the partition answers 58 instead of forwarding, see
-// primaryOnly) and the consumer-offset commands. FLUSH_UNSAVED_BUFFER
+// primaryOnly), the consumer-offset commands and VERIFY_PARTITION
+// (verify.go). FLUSH_UNSAVED_BUFFER
 // stays with the dispatcher (always FeatureUnavailable, semantics.md §4.3).
 func (p *Plane) Register(d *dispatch.Dispatcher) {
 	d.Handle(wire.CmdSendMessages, p.send)
@@ -198,4 +199,5 @@ func (p *Plane) Register(d *dispatch.Dispatcher) {
 	d.Handle(wire.CmdGetConsumerOffset, p.getOffset)
 	d.Handle(wire.CmdStoreConsumerOffset, p.storeOffset)
 	d.Handle(wire.CmdDeleteConsumerOffset, p.deleteOffset)
+	d.Handle(wire.CmdVerifyPartition, p.verify)
 }

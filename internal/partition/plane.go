@@ -91,6 +91,23 @@ type Options struct {
 	// RebuildObserver, when set, is told about damaged replicas and their
 	// rebuilds (rebuild.go; metrics).
 	RebuildObserver RebuildObserver
+	// ScrubInterval is the period of the background scrubber
+	// (storage.scrub_interval, scrub.go): one pass over every partition
+	// per interval; 0 disables it (RunScrub and VERIFY_PARTITION still
+	// work).
+	ScrubInterval time.Duration
+	// ScrubRate bounds the scrubber's reads in bytes per second
+	// (storage.scrub_rate); 0 computes it from the data held and the
+	// interval (MinAutoScrubRate..MaxAutoScrubRate).
+	ScrubRate int64
+	// ScrubObserver receives the scrubber's counts (metrics); nil counts
+	// nothing.
+	ScrubObserver ScrubObserver
+	// OnDamage, when set, is told of the damage the scrubber or
+	// VERIFY_PARTITION newly found in a partition, after the quarantine,
+	// the log line, the metrics and (cluster mode) the start of the
+	// replica's rebuild.
+	OnDamage DamageHook
 }
 
 // Plane is the partition plane. It is safe for concurrent use.
@@ -120,7 +137,9 @@ type Plane struct {
 	rebuildGen uint64
 
 	stop chan struct{}
-	wg   sync.WaitGroup
+	// stopScrub ends the scrubber's pass in progress (Close).
+	stopScrub context.CancelFunc
+	wg        sync.WaitGroup
 }
 
 // topicsHolder boxes the catalog.Topics interface for atomic.Pointer.
