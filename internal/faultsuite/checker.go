@@ -96,11 +96,16 @@ func Check(ops []Op, final map[uint32]FinalLog, cfg CheckerConfig) []Anomaly {
 	}
 	readable := func(p uint32) bool { fl, ok := final[p]; return ok && fl.Err == "" }
 
-	sends := map[int][]Op{} // by client, in completion order
+	type clientPart struct {
+		client int
+		p      uint32
+	}
+	sends := map[clientPart][]Op{} // by client and partition, in completion order
 	for _, op := range ops {
 		switch op.Kind {
 		case KindSend:
-			sends[op.Client] = append(sends[op.Client], op)
+			k := clientPart{op.Client, op.Partition}
+			sends[k] = append(sends[k], op)
 			if !readable(op.Partition) {
 				continue
 			}
@@ -150,9 +155,9 @@ func Check(ops []Op, final map[uint32]FinalLog, cfg CheckerConfig) []Anomaly {
 		}
 	}
 	// A producer sends one message at a time: each send starts after the
-	// previous one completed, so the stored offsets of its messages must
-	// increase in send order, whatever the outcome reported.
-	for cl, ss := range sends {
+	// previous one completed, so the stored offsets of its messages in a
+	// partition must increase in send order, whatever the outcome reported.
+	for k, ss := range sends {
 		var lastOff uint64
 		var lastOp = -1
 		for _, op := range ss {
@@ -161,7 +166,7 @@ func Check(ops []Op, final map[uint32]FinalLog, cfg CheckerConfig) []Anomaly {
 				continue
 			}
 			if lastOp >= 0 && ps[0].off <= lastOff {
-				add(AnomalyReordered, []int{lastOp, op.Index}, "client %d: %#x stored at offset %d after its earlier send at offset %d", cl, op.PayloadID, ps[0].off, lastOff)
+				add(AnomalyReordered, []int{lastOp, op.Index}, "client %d partition %d: %#x stored at offset %d after its earlier send at offset %d", k.client, k.p, op.PayloadID, ps[0].off, lastOff)
 			}
 			lastOff, lastOp = ps[0].off, op.Index
 		}

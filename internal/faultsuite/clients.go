@@ -28,6 +28,11 @@ const (
 // recorded as info (outcome unknown).
 const opTimeout = 10 * time.Second
 
+// sendPause is a producer's pause between sends: it keeps the load to a
+// few hundred sends per second per partition, so the nodes of a loaded
+// 2-core machine still have time to fail over.
+const sendPause = 4 * time.Millisecond
+
 // maxOpsPerWorker bounds every worker loop in count (they are bounded in
 // time by the run's context).
 const maxOpsPerWorker = 2_000_000
@@ -163,7 +168,11 @@ func (w *workload) Producer(ctx context.Context, partition uint32) {
 				op.Offset, op.HasOffset = conf[0].BaseOffset, true
 			}
 			w.hist.Finish(op, classify(err), err)
-			if err != nil && !pause(ctx, 100*time.Millisecond) {
+			d := sendPause
+			if err != nil {
+				d = 100 * time.Millisecond
+			}
+			if !pause(ctx, d) {
 				return
 			}
 		}

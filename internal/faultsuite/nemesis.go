@@ -74,6 +74,12 @@ func (n *nemesis) Run(ctx context.Context, s Schedule) int {
 		if ctx.Err() != nil {
 			break
 		}
+		healthy := n.waitHealthy(ctx, healthWait)
+		if st.Kind == FaultMembership && !healthy {
+			n.logf("step %d skipped: %s needs every partition fully replicated", i, st.Kind)
+			n.count("skipped(" + string(st.Kind) + ")")
+			continue
+		}
 		n.logf("step %d: %s", i, st)
 		n.step(ctx, st)
 		done++
@@ -86,6 +92,54 @@ func (n *nemesis) Run(ctx context.Context, s Schedule) int {
 		}
 	}
 	return done
+}
+
+// healthWait bounds the wait for a fully replicated cluster before a
+// step.
+const healthWait = 30 * time.Second
+
+// waitHealthy waits until every partition of the suite's topic has a
+// leader and every replica of its list caught up, for up to timeout; it
+// reports whether it saw that.
+func (n *nemesis) waitHealthy(ctx context.Context, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := n.adminClient(ctx, -1)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	for {
+		qctx, qcancel := context.WithTimeout(ctx, 3*time.Second)
+		m, err := c.ClusterPartitions(qctx)
+		qcancel()
+		if err == nil && healthyMap(m) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			n.logf("cluster not fully replicated after %v (last error %v)", timeout, err)
+			return false
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+// healthyMap reports whether the map lists the suite's topic with every
+// partition led and all its replicas caught up.
+func healthyMap(m *wire.PartitionMap) bool {
+	for _, t := range m.Topics {
+		if t.StreamName != streamName || t.TopicName != topicName {
+			continue
+		}
+		for _, p := range t.Partitions {
+			if !p.HasLeader || !p.HasCaughtUp || len(p.CaughtUp) < len(p.Replicas) || len(p.Replicas) < 3 {
+				return false
+			}
+		}
+		return len(t.Partitions) > 0
+	}
+	return false
 }
 
 // hold waits d or until ctx ends.
@@ -238,10 +292,10 @@ func (n *nemesis) membership(ctx context.Context, st Step) {
 	n.count(string(FaultMembership))
 }
 
-// removeNode runs CLUSTER_REMOVE_NODE for node i, retrying for up to 2
-// minutes.
+// removeNode runs CLUSTER_REMOVE_NODE for node i, retrying for up to a
+// minute.
 func (n *nemesis) removeNode(i int) error {
-	return n.admin(i, 150*time.Second, func(ctx context.Context, c *client.Client) error {
+	return n.admin(i, 60*time.Second, func(ctx context.Context, c *client.Client) error {
 		return c.ClusterRemoveNode(ctx, uint8(i))
 	})
 }
@@ -252,7 +306,7 @@ func (n *nemesis) addNode(i int) error {
 	p := n.c.layout.Nodes[i]
 	spec := wire.ClusterNodeSpec{ReplicaID: uint8(i), Name: local.NodeName(i), IP: n.c.layout.IP(i),
 		TCPPort: p.TCP, ReplicaPort: p.TCPReplica, HTTPPort: p.HTTP}
-	return n.admin(i, 200*time.Second, func(ctx context.Context, c *client.Client) error {
+	return n.admin(i, 90*time.Second, func(ctx context.Context, c *client.Client) error {
 		return c.ClusterAddNode(ctx, spec)
 	})
 }
