@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -205,6 +206,21 @@ func (c *cluster) Close() {
 			_ = p.Kill()
 		}
 	}
+}
+
+// ErrorLines returns the ERROR lines of node i's log.
+func (c *cluster) ErrorLines(i int) []string {
+	b, err := os.ReadFile(c.layout.LogPath(i))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "level=ERROR") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Tail returns the last n lines of node i's log.

@@ -21,16 +21,17 @@ var (
 	flagSummary  = flag.String("faults.summary", "", "also write the summary to this file")
 	flagHistory  = flag.String("faults.history", "", "write the history (JSON lines) to this file")
 	flagNodes    = flag.Int("faults.nodes", 0, "node count (0: the profile's)")
+	flagRepair   = flag.Bool("faults.require-repair", false, "fail when a replica has not caught up (been repaired) after healing")
 )
 
 // profile returns the run configuration of a named profile.
 func profile(name string) (Config, bool) {
 	switch name {
 	case "ci":
-		return Config{Profile: "ci", Nodes: 3, Partitions: 3, Members: 3, Duration: 100 * time.Second, Steps: 40,
+		return Config{Profile: "ci", Nodes: 3, Partitions: 3, Members: 3, Duration: 100 * time.Second, Steps: 40, RepairWait: 45 * time.Second,
 			MinHold: 2 * time.Second, MaxHold: 6 * time.Second, MinGap: 1500 * time.Millisecond, MaxGap: 4 * time.Second}, true
 	case "long":
-		return Config{Profile: "long", Nodes: 5, Partitions: 6, Members: 4, Duration: 30 * time.Minute, Steps: 100000,
+		return Config{Profile: "long", Nodes: 5, Partitions: 6, Members: 4, Duration: 30 * time.Minute, Steps: 100000, RepairWait: 120 * time.Second,
 			MinHold: 2 * time.Second, MaxHold: 15 * time.Second, MinGap: 2 * time.Second, MaxGap: 10 * time.Second}, true
 	}
 	return Config{}, false
@@ -94,6 +95,9 @@ func TestFaultSuite(t *testing.T) {
 			}
 			f.Close()
 		}
+	}
+	if res.Unreplicated != "" && *flagRepair {
+		t.Errorf("seed %d: replicas not caught up after healing: %s", cfg.Seed, res.Unreplicated)
 	}
 	if len(res.Anomalies) > 0 {
 		for i := range cfg.Nodes {

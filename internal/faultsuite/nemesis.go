@@ -74,7 +74,11 @@ func (n *nemesis) Run(ctx context.Context, s Schedule) int {
 		if ctx.Err() != nil {
 			break
 		}
-		healthy := n.waitHealthy(ctx, healthWait)
+		wait := healthWait
+		if st.Kind == FaultMembership {
+			wait = membershipHealthWait
+		}
+		healthy := n.waitHealthy(ctx, wait)
 		if st.Kind == FaultMembership && !healthy {
 			n.logf("step %d skipped: %s needs every partition fully replicated", i, st.Kind)
 			n.count("skipped(" + string(st.Kind) + ")")
@@ -95,8 +99,13 @@ func (n *nemesis) Run(ctx context.Context, s Schedule) int {
 }
 
 // healthWait bounds the wait for a fully replicated cluster before a
-// step.
-const healthWait = 30 * time.Second
+// step; a membership change waits longer, and is skipped when the
+// cluster does not get there (removing a node while another replica
+// catches up would take the partition's quorum).
+const (
+	healthWait           = 10 * time.Second
+	membershipHealthWait = 30 * time.Second
+)
 
 // waitHealthy waits until every partition of the suite's topic has a
 // leader and every replica of its list caught up, for up to timeout; it
@@ -113,7 +122,7 @@ func (n *nemesis) waitHealthy(ctx context.Context, timeout time.Duration) bool {
 		qctx, qcancel := context.WithTimeout(ctx, 3*time.Second)
 		m, err := c.ClusterPartitions(qctx)
 		qcancel()
-		if err == nil && healthyMap(m) {
+		if err == nil && unhealthy(m) == "" {
 			return true
 		}
 		select {
@@ -125,21 +134,48 @@ func (n *nemesis) waitHealthy(ctx context.Context, timeout time.Duration) bool {
 	}
 }
 
-// healthyMap reports whether the map lists the suite's topic with every
-// partition led and all its replicas caught up.
-func healthyMap(m *wire.PartitionMap) bool {
+// unhealthy says which partitions of the suite's topic lack a leader or
+// have replicas not caught up ("" when none).
+func unhealthy(m *wire.PartitionMap) string {
 	for _, t := range m.Topics {
 		if t.StreamName != streamName || t.TopicName != topicName {
 			continue
 		}
+		var bad []string
 		for _, p := range t.Partitions {
 			if !p.HasLeader || !p.HasCaughtUp || len(p.CaughtUp) < len(p.Replicas) || len(p.Replicas) < 3 {
-				return false
+				bad = append(bad, fmt.Sprintf("partition %d: replicas %v, leader %d (known %v), caught up %v (known %v)",
+					p.PartitionID, p.Replicas, p.Leader, p.HasLeader, p.CaughtUp, p.HasCaughtUp))
 			}
 		}
-		return len(t.Partitions) > 0
+		if len(t.Partitions) == 0 {
+			return "the topic has no partitions in the map"
+		}
+		return strings.Join(bad, "; ")
 	}
-	return false
+	return "the topic is not in the partition map"
+}
+
+// Replication waits up to timeout for every partition to be led with all
+// replicas caught up; it returns how long that took, or what is still
+// missing.
+func (n *nemesis) Replication(ctx context.Context, timeout time.Duration) (time.Duration, string) {
+	start := time.Now()
+	if n.waitHealthy(ctx, timeout) {
+		return time.Since(start), ""
+	}
+	c, err := n.adminClient(ctx, -1)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer c.Close()
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	m, err := c.ClusterPartitions(qctx)
+	if err != nil {
+		return 0, err.Error()
+	}
+	return 0, unhealthy(m)
 }
 
 // hold waits d or until ctx ends.

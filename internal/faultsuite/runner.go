@@ -37,6 +37,9 @@ type Config struct {
 	Kinds []FaultKind
 	// Members is the number of consumer-group members.
 	Members int
+	// RepairWait bounds the wait, after healing, for every replica to
+	// catch up (corrupt replicas to be repaired).
+	RepairWait time.Duration
 	// Checker tunes the checker.
 	Checker CheckerConfig
 	// Logf receives progress lines.
@@ -55,7 +58,14 @@ type Result struct {
 	NemesisErrors []string
 	// NetReason says why network partitions were skipped ("" when run).
 	NetReason string
-	Elapsed   time.Duration
+	// ReplicatedIn is how long after healing every partition had a
+	// leader and all its replicas caught up; Unreplicated says what was
+	// still missing when that did not happen within RepairWait.
+	ReplicatedIn time.Duration
+	Unreplicated string
+	// NodeErrors are the ERROR lines of each node's log.
+	NodeErrors map[int][]string
+	Elapsed    time.Duration
 	// Cluster gives access to node logs for reports.
 	logTail func(i, n int) string
 }
@@ -128,6 +138,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := settle(ctx, c, w, logf); err != nil {
 		nem.fail("settle: %v", err)
 	}
+	res.ReplicatedIn, res.Unreplicated = nem.Replication(ctx, cfg.RepairWait)
+	if res.Unreplicated != "" {
+		logf("not every replica caught up %v after healing: %s", cfg.RepairWait, res.Unreplicated)
+	}
 	stopWork()
 	w.Wait()
 	res.Final = finalReads(ctx, w, hist, logf)
@@ -135,6 +149,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Faults = nem.Counts()
 	res.NemesisErrors = nem.Errors()
 	res.Anomalies = Check(res.Ops, res.Final, cfg.Checker)
+	res.NodeErrors = map[int][]string{}
+	for i := range cfg.Nodes {
+		res.NodeErrors[i] = c.ErrorLines(i)
+	}
 	res.Elapsed = time.Since(start)
 	return res, nil
 }

@@ -97,6 +97,16 @@ func (r *Result) Summary(cfg Config) string {
 			fmt.Fprintf(&b, "  %s: %s (ops %v)\n", k, a.Detail, a.Ops)
 		}
 	}
+	if r.Unreplicated != "" {
+		fmt.Fprintf(&b, "\nrepair: NOT every replica caught up %v after healing: %s\n", cfg.RepairWait, r.Unreplicated)
+	} else {
+		fmt.Fprintf(&b, "\nrepair: every partition led and fully caught up %v after healing\n", r.ReplicatedIn.Round(time.Millisecond))
+	}
+	for i := range cfg.Nodes {
+		if errs := r.NodeErrors[i]; len(errs) > 0 {
+			fmt.Fprintf(&b, "node %d logged %d ERROR lines, the first: %s\n", i, len(errs), errs[0])
+		}
+	}
 	if len(r.NemesisErrors) > 0 {
 		fmt.Fprintf(&b, "\nnemesis errors (faults not injected or not healed): %d\n", len(r.NemesisErrors))
 		for i, e := range r.NemesisErrors {
