@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -187,14 +188,7 @@ func TestScheduleFromSeed(t *testing.T) {
 	}
 }
 
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
+func containsInt(s []int, v int) bool { return slices.Contains(s, v) }
 
 // TestDamage: a flip changes exactly one bit of one file of the kind, a
 // truncation shortens it; other kinds are untouched.

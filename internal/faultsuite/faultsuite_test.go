@@ -28,7 +28,7 @@ var (
 func profile(name string) (Config, bool) {
 	switch name {
 	case "ci":
-		return Config{Profile: "ci", Nodes: 3, Partitions: 3, Members: 3, Duration: 100 * time.Second, Steps: 40, RepairWait: 45 * time.Second,
+		return Config{Profile: "ci", Nodes: 3, Partitions: 3, Members: 3, Duration: 90 * time.Second, Steps: 40, RepairWait: 30 * time.Second,
 			MinHold: 2 * time.Second, MaxHold: 6 * time.Second, MinGap: 1500 * time.Millisecond, MaxGap: 4 * time.Second}, true
 	case "long":
 		return Config{Profile: "long", Nodes: 5, Partitions: 6, Members: 4, Duration: 30 * time.Minute, Steps: 100000, RepairWait: 120 * time.Second,
@@ -69,9 +69,11 @@ func TestFaultSuite(t *testing.T) {
 	dir := t.TempDir()
 	cfg.Bin = filepath.Join(dir, "iggo")
 	build := exec.Command("go", "build", "-o", cfg.Bin, "github.com/iggo-dev/iggo/cmd/iggo")
+	built := time.Now()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/iggo: %v\n%s", err, out)
 	}
+	t.Logf("iggo built in %v", time.Since(built).Round(time.Millisecond))
 	cfg.Dir = filepath.Join(dir, "cluster")
 	cfg.Logf = func(format string, args ...any) { t.Logf(format, args...) }
 
