@@ -210,6 +210,12 @@ func TestDamage(t *testing.T) {
 	if k, _ := classifyFile(raft); k != FileRaftLog {
 		t.Fatalf("raft log classified %q", k)
 	}
+	if k, ok := classifyFile(filepath.Join(dir, "logs", "iggy-server.log")); ok {
+		t.Fatalf("the server log classified %q", k)
+	}
+	if k, _ := classifyFile(filepath.Join(dir, "cluster", "metadata", "00000001.log")); k != FileRaftLog {
+		t.Fatalf("the metadata raft log classified %q", k)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	what, err := damage(dir, FileSegment, false, rng)
 	if err != nil || what == "" {

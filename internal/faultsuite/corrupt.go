@@ -27,20 +27,25 @@ const (
 // it).
 func allFileKinds() []FileKind { return []FileKind{FileSegment, FileIndex, FileRaftLog, FileSnapshot} }
 
-// classifyFile says which kind path is, if any.
+// classifyFile says which kind path is, if any: partition segments and
+// indexes live under a "partitions" directory, raft logs under a "raft"
+// directory (partition groups) or the cluster's "metadata" directory;
+// the server's own log file (logs/*.log) is none of them.
 func classifyFile(path string) (FileKind, bool) {
 	base := filepath.Base(path)
-	inRaft := slices.Contains(strings.Split(filepath.ToSlash(filepath.Dir(path)), "/"), "raft")
+	dirs := strings.Split(filepath.ToSlash(filepath.Dir(path)), "/")
+	inRaft := slices.Contains(dirs, "raft") || slices.Contains(dirs, "metadata")
+	inPartition := slices.Contains(dirs, "partitions")
 	switch {
 	case strings.HasSuffix(base, ".tmp"):
 		return "", false
 	case base == "snapshot" || strings.HasSuffix(base, ".bin"):
 		return FileSnapshot, true
-	case strings.HasSuffix(base, ".log") && (inRaft || strings.Contains(path, string(filepath.Separator)+"metadata")):
+	case strings.HasSuffix(base, ".log") && inRaft:
 		return FileRaftLog, true
-	case strings.HasSuffix(base, ".log"):
+	case strings.HasSuffix(base, ".log") && inPartition:
 		return FileSegment, true
-	case strings.HasSuffix(base, ".index"):
+	case strings.HasSuffix(base, ".index") && inPartition:
 		return FileIndex, true
 	}
 	return "", false
