@@ -31,7 +31,7 @@ func profile(name string) (Config, bool) {
 		return Config{Profile: "ci", Nodes: 3, Partitions: 3, Members: 3, Duration: 90 * time.Second, Steps: 40, RepairWait: 30 * time.Second,
 			MinHold: 2 * time.Second, MaxHold: 6 * time.Second, MinGap: 1500 * time.Millisecond, MaxGap: 4 * time.Second}, true
 	case "long":
-		return Config{Profile: "long", Nodes: 5, Partitions: 6, Members: 4, Duration: 30 * time.Minute, Steps: 100000, RepairWait: 120 * time.Second,
+		return Config{Profile: "long", Nodes: 5, Partitions: 6, Members: 4, Duration: 30 * time.Minute, RepairWait: 120 * time.Second,
 			MinHold: 2 * time.Second, MaxHold: 15 * time.Second, MinGap: 2 * time.Second, MaxGap: 10 * time.Second}, true
 	}
 	return Config{}, false
@@ -56,6 +56,10 @@ func TestFaultSuite(t *testing.T) {
 	t.Logf("fault suite: profile %s seed %d (replay with -args -faults.profile=%s -faults.seed=%d)", cfg.Profile, cfg.Seed, cfg.Profile, cfg.Seed)
 	if *flagDuration > 0 {
 		cfg.Duration = *flagDuration
+	}
+	if cfg.Steps == 0 {
+		// Enough steps for the fault phase even if every one is short.
+		cfg.Steps = int(cfg.Duration/(cfg.MinHold+cfg.MinGap)) + 1
 	}
 	if *flagNodes > 0 {
 		cfg.Nodes = *flagNodes

@@ -286,25 +286,19 @@ func (n *nemesis) adminClient(ctx context.Context, skip int) (*client.Client, er
 }
 
 // membership removes a killed node from the cluster, wipes it, starts it
-// with --join and adds it back under its id, under load (and, with a
-// second target, while another node is paused).
+// with --join and adds it back under its id, under load; with a second
+// target, that node is paused while the first is added back (a pause
+// during the removal would leave the partitions held by both without a
+// quorum to move their replicas, and the removal waits for that).
 func (n *nemesis) membership(ctx context.Context, st Step) {
 	i := st.Nodes[0]
 	if err := n.c.Kill(i); err != nil {
 		n.fail("kill node %d before removing it: %v", i, err)
 		return
 	}
-	if len(st.Nodes) > 1 {
-		if err := n.c.Pause(st.Nodes[1]); err == nil {
-			n.count(string(FaultPause))
-		}
-	}
 	hold(ctx, st.Hold)
 	if err := n.removeNode(i); err != nil {
 		n.fail("remove node %d: %v", i, err)
-		if len(st.Nodes) > 1 {
-			_ = n.c.Resume(st.Nodes[1])
-		}
 		return // Heal restarts it with its data
 	}
 	n.logf("node %d removed from the cluster", i)
@@ -315,9 +309,16 @@ func (n *nemesis) membership(ctx context.Context, st Step) {
 		n.fail("start node %d with --join: %v", i, err)
 	}
 	if len(st.Nodes) > 1 {
+		if err := n.c.Pause(st.Nodes[1]); err == nil {
+			n.count(string(FaultPause))
+			n.logf("node %d paused while node %d is added back", st.Nodes[1], i)
+		}
+	}
+	err := n.addNode(i)
+	if len(st.Nodes) > 1 {
 		_ = n.c.Resume(st.Nodes[1])
 	}
-	if err := n.addNode(i); err != nil {
+	if err != nil {
 		n.fail("add node %d back: %v", i, err)
 		n.mu.Lock()
 		n.pending = append(n.pending, i)

@@ -29,7 +29,7 @@ const (
 	// FaultMembership: remove a node from the cluster while it is down
 	// (killed), wipe it and add it back under its id (start with --join,
 	// CLUSTER_ADD_NODE) under load; with 5 nodes another node is paused
-	// meanwhile.
+	// while it is added back.
 	FaultMembership FaultKind = "membership"
 	// FaultCorrupt: stop a node, flip a bit in or truncate one of its
 	// segment, index, raft log or snapshot files, restart it. Only the
@@ -65,8 +65,8 @@ type Step struct {
 	Kind FaultKind
 	// Nodes are the targets: the node killed, paused, removed or damaged,
 	// the minority side of a partition, the sender side of a one-way cut;
-	// for a membership change the second node (5 nodes) is paused during
-	// it.
+	// for a membership change the second node (5 nodes) is paused while
+	// the first is added back.
 	Nodes []int
 	// Peers are the receiving side of a one-way cut.
 	Peers []int
