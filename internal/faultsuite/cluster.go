@@ -223,6 +223,22 @@ func (c *cluster) ErrorLines(i int) []string {
 	return out
 }
 
+// crashLine returns ": " and the last panic or ERROR line of node i's
+// log, or "".
+func (c *cluster) crashLine(i int) string {
+	b, err := os.ReadFile(c.layout.LogPath(i))
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(string(b), "\n")
+	for k := len(lines) - 1; k >= 0; k-- {
+		if strings.HasPrefix(lines[k], "panic: ") || strings.Contains(lines[k], "level=ERROR") {
+			return ": " + lines[k]
+		}
+	}
+	return ""
+}
+
 // Tail returns the last n lines of node i's log.
 func (c *cluster) Tail(i, n int) string {
 	b, err := os.ReadFile(c.layout.LogPath(i))

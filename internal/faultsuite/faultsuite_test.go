@@ -21,7 +21,7 @@ var (
 	flagSummary  = flag.String("faults.summary", "", "also write the summary to this file")
 	flagHistory  = flag.String("faults.history", "", "write the history (JSON lines) to this file")
 	flagNodes    = flag.Int("faults.nodes", 0, "node count (0: the profile's)")
-	flagRepair   = flag.Bool("faults.require-repair", false, "fail when a replica has not caught up (been repaired) after healing")
+	flagRepair   = flag.Bool("faults.require-repair", false, "fail when a replica has not caught up (been repaired) or a node is not running after healing")
 )
 
 // profile returns the run configuration of a named profile.
@@ -104,6 +104,9 @@ func TestFaultSuite(t *testing.T) {
 	}
 	if res.Unreplicated != "" && *flagRepair {
 		t.Errorf("seed %d: replicas not caught up after healing: %s", cfg.Seed, res.Unreplicated)
+	}
+	if len(res.NodesDown) > 0 && *flagRepair {
+		t.Errorf("seed %d: nodes not running after healing: %v", cfg.Seed, res.NodesDown)
 	}
 	if len(res.Anomalies) > 0 {
 		for i := range cfg.Nodes {

@@ -388,7 +388,7 @@ func (n *nemesis) Heal(ctx context.Context) error {
 		errs = append(errs, n.c.Resume(i))
 		if !n.c.Running(i) {
 			if r := n.c.exitReason(i); r != "" && r != "signal: killed" {
-				n.fail("node %d had exited on its own (%s); log tail:\n%s", i, r, n.c.Tail(i, 15))
+				n.fail("node %d had exited on its own (%s)%s", i, r, n.c.crashLine(i))
 			}
 			args := []string{}
 			if slices.Contains(pending, i) {

@@ -63,6 +63,9 @@ type Result struct {
 	// still missing when that did not happen within RepairWait.
 	ReplicatedIn time.Duration
 	Unreplicated string
+	// NodesDown are the nodes not running at the end (they exited on
+	// their own after the final heal started them), with how they ended.
+	NodesDown []string
 	// NodeErrors are the ERROR lines of each node's log.
 	NodeErrors map[int][]string
 	Elapsed    time.Duration
@@ -139,6 +142,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		nem.fail("settle: %v", err)
 	}
 	res.ReplicatedIn, res.Unreplicated = nem.Replication(ctx, cfg.RepairWait)
+	for i := range cfg.Nodes {
+		if !c.Running(i) {
+			res.NodesDown = append(res.NodesDown, fmt.Sprintf("node %d: %s%s", i, c.exitReason(i), c.crashLine(i)))
+		}
+	}
 	if res.Unreplicated != "" {
 		logf("not every replica caught up %v after healing: %s", cfg.RepairWait, res.Unreplicated)
 	}

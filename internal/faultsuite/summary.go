@@ -102,6 +102,9 @@ func (r *Result) Summary(cfg Config) string {
 	} else {
 		fmt.Fprintf(&b, "\nrepair: every partition led and fully caught up %v after healing\n", r.ReplicatedIn.Round(time.Millisecond))
 	}
+	for _, d := range r.NodesDown {
+		fmt.Fprintf(&b, "NOT running after healing: %s\n", d)
+	}
 	for i := range cfg.Nodes {
 		if errs := r.NodeErrors[i]; len(errs) > 0 {
 			fmt.Fprintf(&b, "node %d logged %d ERROR lines, the first: %s\n", i, len(errs), errs[0])
