@@ -192,26 +192,37 @@ func checkOffsets(ops []Op) []Anomaly {
 		}
 	}
 	var out []Anomaly
-	for _, g := range ops {
-		if g.Kind != KindGet || g.Type != TypeOK {
-			continue
+	gets := map[key][]Op{}
+	for _, op := range ops {
+		if op.Kind == KindGet && op.Type == TypeOK {
+			k := key{op.Consumer, op.Partition}
+			gets[k] = append(gets[k], op)
 		}
-		best, bestIdx := uint64(0), -1
-		for _, s := range stores[key{g.Consumer, g.Partition}] {
-			if s.Complete < g.Invoke && (bestIdx < 0 || s.Offset > best) {
-				best, bestIdx = s.Offset, s.Index
+	}
+	for k, gs := range gets {
+		ss := stores[k]
+		sort.Slice(ss, func(i, j int) bool { return ss[i].Complete < ss[j].Complete })
+		sort.Slice(gs, func(i, j int) bool { return gs[i].Invoke < gs[j].Invoke })
+		// Sweep: best is the highest value stored and acknowledged before
+		// the current read began.
+		best, bestIdx, si := uint64(0), -1, 0
+		for _, g := range gs {
+			for ; si < len(ss) && ss[si].Complete < g.Invoke; si++ {
+				if bestIdx < 0 || ss[si].Offset > best {
+					best, bestIdx = ss[si].Offset, ss[si].Index
+				}
 			}
-		}
-		if bestIdx < 0 {
-			continue
-		}
-		if !g.HasOffset || g.Offset < best {
-			got := "nothing"
-			if g.HasOffset {
-				got = fmt.Sprint(g.Offset)
+			if bestIdx < 0 {
+				continue
 			}
-			out = append(out, Anomaly{Kind: AnomalyOffsetBack, Ops: []int{bestIdx, g.Index},
-				Detail: fmt.Sprintf("consumer %s partition %d: stored offset read as %s after a store of %d was acknowledged", g.Consumer, g.Partition, got, best)})
+			if !g.HasOffset || g.Offset < best {
+				got := "nothing"
+				if g.HasOffset {
+					got = fmt.Sprint(g.Offset)
+				}
+				out = append(out, Anomaly{Kind: AnomalyOffsetBack, Ops: []int{bestIdx, g.Index},
+					Detail: fmt.Sprintf("consumer %s partition %d: stored offset read as %s after a store of %d was acknowledged", g.Consumer, g.Partition, got, best)})
+			}
 		}
 	}
 	return out
@@ -282,26 +293,41 @@ func checkGroups(ops []Op, cfg CheckerConfig) []Anomaly {
 	perPart := map[uint32][]interval{}
 	for cl, list := range byClient {
 		sort.Slice(list, func(i, j int) bool { return list[i].Invoke < list[j].Invoke })
-		open := map[uint32]Op{} // partition -> first sync of the current run
+		// For each partition of the current run: its first sync and the
+		// last one still showing it in the same generation.
+		type run struct{ first, last Op }
+		open := map[uint32]run{}
+		emit := func(p uint32, r run) {
+			if r.last.Index != r.first.Index && r.last.Invoke > r.first.Complete {
+				perPart[p] = append(perPart[p], interval{client: cl, from: r.first.Complete, to: r.last.Invoke, gen: r.first.Generation,
+					ops: [2]int{r.first.Index, r.last.Index}})
+			}
+		}
 		for _, op := range list {
 			if op.Kind != KindSync || op.Type != TypeOK {
-				open = map[uint32]Op{}
+				for p, r := range open {
+					emit(p, r)
+				}
+				open = map[uint32]run{}
 				continue
 			}
-			for p, first := range open {
-				if first.Generation != op.Generation || !slices.Contains(op.Partitions, p) {
+			for p, r := range open {
+				if r.first.Generation != op.Generation || !slices.Contains(op.Partitions, p) {
+					emit(p, r)
 					delete(open, p)
-					continue
-				}
-				if op.Invoke > first.Complete {
-					perPart[p] = append(perPart[p], interval{client: cl, from: first.Complete, to: op.Invoke, gen: op.Generation, ops: [2]int{first.Index, op.Index}})
 				}
 			}
 			for _, p := range op.Partitions {
-				if _, ok := open[p]; !ok {
-					open[p] = op
+				if r, ok := open[p]; ok {
+					r.last = op
+					open[p] = r
+				} else {
+					open[p] = run{first: op, last: op}
 				}
 			}
+		}
+		for p, r := range open {
+			emit(p, r)
 		}
 	}
 	for p, ivs := range perPart {
