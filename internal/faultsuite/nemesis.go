@@ -25,13 +25,14 @@ type nemesis struct {
 	mu     sync.Mutex
 	counts map[string]int // injected faults by kind (corruption by file kind)
 	errs   []string       // faults that could not be applied or healed
+	seen   map[string]int // how often each of errs happened
 	// pending are nodes removed from the cluster whose add-back is still
 	// to be done (a membership step that could not finish).
 	pending []int
 }
 
 func newNemesis(c *cluster, logf func(string, ...any)) *nemesis {
-	return &nemesis{c: c, logf: logf, counts: map[string]int{}}
+	return &nemesis{c: c, logf: logf, counts: map[string]int{}, seen: map[string]int{}}
 }
 
 func (n *nemesis) count(kind string) {
@@ -44,8 +45,11 @@ func (n *nemesis) fail(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	n.logf("nemesis: %s", msg)
 	n.mu.Lock()
-	n.errs = append(n.errs, msg)
-	n.mu.Unlock()
+	defer n.mu.Unlock()
+	if n.seen[msg] == 0 {
+		n.errs = append(n.errs, msg)
+	}
+	n.seen[msg]++
 }
 
 // Counts returns the faults injected by kind.
@@ -59,11 +63,19 @@ func (n *nemesis) Counts() map[string]int {
 	return out
 }
 
-// Errors returns what the nemesis could not do.
+// Errors returns what the nemesis could not do, each once with how often
+// it happened.
 func (n *nemesis) Errors() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return slices.Clone(n.errs)
+	out := make([]string, len(n.errs))
+	for i, e := range n.errs {
+		out[i] = e
+		if c := n.seen[e]; c > 1 {
+			out[i] = fmt.Sprintf("%s (%d times)", e, c)
+		}
+	}
+	return out
 }
 
 // Run executes the steps of s until they are done or ctx ends, healing

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+
 	"time"
+
+	"github.com/iggo-dev/iggo/client"
 
 	"github.com/iggo-dev/iggo/internal/clusterinfo/local"
 	"github.com/iggo-dev/iggo/wire"
@@ -247,9 +250,9 @@ func settle(ctx context.Context, c *cluster, w *workload, logf func(string, ...a
 // cluster (the SDK routes to each partition's leader).
 func finalReads(ctx context.Context, w *workload, hist *History, logf func(string, ...any)) map[uint32]FinalLog {
 	out := map[uint32]FinalLog{}
-	ctx, cancel := context.WithTimeout(ctx, 120*time.Second)
+	dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	cl, err := w.dial(ctx)
+	cl, err := w.dial(dctx)
 	if err != nil {
 		for p := range w.partitions {
 			out[p] = FinalLog{Err: "connect: " + err.Error()}
@@ -260,8 +263,24 @@ func finalReads(ctx context.Context, w *workload, hist *History, logf func(strin
 	me := w.clientNumber()
 	consumer := wire.SingleConsumer(wire.NamedID("final"))
 	for p := range w.partitions {
-		var fl FinalLog
-		var next uint64
+		fl := finalRead(ctx, cl, w, hist, me, consumer, p)
+		logf("final read of partition %d: %d messages%s", p, len(fl.Records), map[bool]string{true: ", error: " + fl.Err, false: ""}[fl.Err != ""])
+		out[p] = fl
+	}
+	return out
+}
+
+// finalReadTimeout bounds the final read of one partition.
+const finalReadTimeout = 60 * time.Second
+
+// finalRead reads partition p whole, from offset 0, retrying failed polls
+// for up to finalReadTimeout.
+func finalRead(ctx context.Context, cl *client.Client, w *workload, hist *History, me int, consumer wire.Consumer, p uint32) FinalLog {
+	ctx, cancel := context.WithTimeout(ctx, finalReadTimeout)
+	defer cancel()
+	var fl FinalLog
+	var next uint64
+	{
 		empties := 0
 		for {
 			op := Op{Client: me, Kind: KindFinal, Partition: p, Offset: next}
@@ -296,10 +315,8 @@ func finalReads(ctx context.Context, w *workload, hist *History, logf func(strin
 			fl.Records = append(fl.Records, recs...)
 			next = recs[len(recs)-1].Offset + 1
 		}
-		logf("final read of partition %d: %d messages%s", p, len(fl.Records), map[bool]string{true: ", error: " + fl.Err, false: ""}[fl.Err != ""])
-		out[p] = fl
 	}
-	return out
+	return fl
 }
 
 // LogTail returns the last n lines of node i's log.
