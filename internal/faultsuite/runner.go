@@ -280,41 +280,39 @@ func finalRead(ctx context.Context, cl *client.Client, w *workload, hist *Histor
 	defer cancel()
 	var fl FinalLog
 	var next uint64
-	{
-		empties := 0
-		for {
-			op := Op{Client: me, Kind: KindFinal, Partition: p, Offset: next}
-			hist.Begin(&op)
-			octx, cancelOp := context.WithTimeout(ctx, opTimeout)
-			r, err := cl.PollMessages(octx, wire.PollMessages{Consumer: consumer, StreamID: w.stream, TopicID: w.topic,
-				Partition: wire.SomePartition(p), Strategy: wire.OffsetStrategy(next), Count: 1000})
-			cancelOp()
-			if err != nil {
-				hist.Finish(op, classify(err), err)
-				if ctx.Err() != nil {
-					fl.Err = fmt.Sprintf("poll at offset %d: %v", next, err)
-					break
-				}
-				hold(ctx, 500*time.Millisecond)
-				continue
+	empties := 0
+	for {
+		op := Op{Client: me, Kind: KindFinal, Partition: p, Offset: next}
+		hist.Begin(&op)
+		octx, cancelOp := context.WithTimeout(ctx, opTimeout)
+		r, err := cl.PollMessages(octx, wire.PollMessages{Consumer: consumer, StreamID: w.stream, TopicID: w.topic,
+			Partition: wire.SomePartition(p), Strategy: wire.OffsetStrategy(next), Count: 1000})
+		cancelOp()
+		if err != nil {
+			hist.Finish(op, classify(err), err)
+			if ctx.Err() != nil {
+				fl.Err = fmt.Sprintf("poll at offset %d: %v", next, err)
+				break
 			}
-			recs := records(r)
-			hist.Finish(op, TypeOK, nil) // records kept in the final log, not twice
-			if len(recs) == 0 {
-				if next > r.CurrentOffset || (next == 0 && r.CurrentOffset == 0 && empties >= 3) {
-					break
-				}
-				if empties++; empties >= 10 {
-					fl.Err = fmt.Sprintf("poll at offset %d returns nothing though the partition's current offset is %d", next, r.CurrentOffset)
-					break
-				}
-				hold(ctx, 300*time.Millisecond)
-				continue
-			}
-			empties = 0
-			fl.Records = append(fl.Records, recs...)
-			next = recs[len(recs)-1].Offset + 1
+			hold(ctx, 500*time.Millisecond)
+			continue
 		}
+		recs := records(r)
+		hist.Finish(op, TypeOK, nil) // records kept in the final log, not twice
+		if len(recs) == 0 {
+			if next > r.CurrentOffset || (next == 0 && r.CurrentOffset == 0 && empties >= 3) {
+				break
+			}
+			if empties++; empties >= 10 {
+				fl.Err = fmt.Sprintf("poll at offset %d returns nothing though the partition's current offset is %d", next, r.CurrentOffset)
+				break
+			}
+			hold(ctx, 300*time.Millisecond)
+			continue
+		}
+		empties = 0
+		fl.Records = append(fl.Records, recs...)
+		next = recs[len(recs)-1].Offset + 1
 	}
 	return fl
 }
