@@ -21,6 +21,7 @@ var (
 	flagSummary  = flag.String("faults.summary", "", "also write the summary to this file")
 	flagHistory  = flag.String("faults.history", "", "write the history (JSON lines) to this file")
 	flagNodes    = flag.Int("faults.nodes", 0, "node count (0: the profile's)")
+	flagNoNetns  = flag.Bool("faults.no-netns", false, "run the nodes on loopback without network namespaces (no partitions)")
 	flagRepair   = flag.Bool("faults.require-repair", false, "fail when a replica has not caught up (been repaired) or a node is not running after healing")
 )
 
@@ -69,6 +70,7 @@ func TestFaultSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Kinds = kinds
+	cfg.NoNetns = *flagNoNetns
 	cfg.Checker = CheckerConfig{GroupTolerance: int64(time.Millisecond)}
 	dir := t.TempDir()
 	cfg.Bin = filepath.Join(dir, "iggo")
