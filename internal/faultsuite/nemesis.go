@@ -321,16 +321,20 @@ func (n *nemesis) membership(ctx context.Context, st Step) {
 		n.fail("start node %d with --join: %v", i, err)
 	}
 	if len(st.Nodes) > 1 {
-		if err := n.c.Pause(st.Nodes[1]); err == nil {
+		// Paused for the hold only: the node may lead the metadata group,
+		// and the add-node request sent to it then waits for it.
+		j := st.Nodes[1]
+		if err := n.c.Pause(j); err == nil {
 			n.count(string(FaultPause))
-			n.logf("node %d paused while node %d is added back", st.Nodes[1], i)
+			n.logf("node %d paused for %v while node %d is added back", j, st.Hold, i)
+			resume := time.AfterFunc(st.Hold, func() { _ = n.c.Resume(j) })
+			defer func() {
+				resume.Stop()
+				_ = n.c.Resume(j)
+			}()
 		}
 	}
-	err := n.addNode(i)
-	if len(st.Nodes) > 1 {
-		_ = n.c.Resume(st.Nodes[1])
-	}
-	if err != nil {
+	if err := n.addNode(i); err != nil {
 		n.fail("add node %d back: %v", i, err)
 		n.mu.Lock()
 		n.pending = append(n.pending, i)
