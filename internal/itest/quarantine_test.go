@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -71,18 +73,31 @@ func quarFlipPayload(t *testing.T, dir string, base uint64) uint32 {
 // flipped on disk, the server started again. Every other message is
 // served, the damaged offsets are absent (a poll at or inside them gets
 // the messages after them; a consumer with auto-commit reads through),
-// the server's log names them and /metrics counts them.
-func TestDamagedRecordSkipped(t *testing.T) {
+// the server's log names them and /metrics counts them. The damaged record
+// is in the active segment, which recovery verifies whole.
+func TestDamagedRecordSkipped(t *testing.T) { testDamagedRecordSkipped(t, nil, 100) }
+
+// TestDamagedRecordSkippedSealed is the same with 1 MiB segments and 1 KB
+// payloads (about 3.5 MB), so the damaged record is in a sealed segment, which recovery (without
+// verify_sealed) trusts after checking its index and last record: the
+// first poll that would return the record verifies it, and it is skipped,
+// logged and counted all the same.
+func TestDamagedRecordSkippedSealed(t *testing.T) {
+	testDamagedRecordSkipped(t, wire.Options{wire.Uint64Option(wire.TopicOptSegmentSize, wire.MinSegmentSize)}, 1000)
+}
+
+func testDamagedRecordSkipped(t *testing.T, topicOpts wire.Options, payload int) {
 	const total, perBatch = 3000, 3
+	sealed := topicOpts != nil
 	dir := t.TempDir()
 	s1 := Start(t, WithDir(dir))
 	c := s1.Dial(t)
 	c.LoginRoot()
 	st := mkStream(t, c, "s")
-	tp := mkTopic(t, c, st, "t", 1, nil).ID
+	tp := mkTopic(t, c, st, "t", 1, topicOpts).ID
 	sent := sentLog{}
 	for i := 0; i < total; i += perBatch {
-		batch := Batch(t, uint64(i+1), Payloads(perBatch, 100, fmt.Sprintf("m%d-", i))...)
+		batch := Batch(t, uint64(i+1), Payloads(perBatch, payload, fmt.Sprintf("m%d-", i))...)
 		conf := c.MustSend(sid(st), sid(tp), wire.PartitioningByID(0), batch)
 		sent.add(t, conf.BaseOffset, batch)
 	}
@@ -90,6 +105,9 @@ func TestDamagedRecordSkipped(t *testing.T) {
 
 	const damagedBase = total / 2 // offsets 1500..1502
 	count := quarFlipPayload(t, dir, damagedBase)
+	if sealed {
+		quarSealedSegmentHolds(t, dir, damagedBase)
+	}
 	damaged := map[uint64]bool{}
 	for i := range uint64(count) {
 		damaged[damagedBase+i] = true
@@ -167,10 +185,34 @@ func TestDamagedRecordSkipped(t *testing.T) {
 			t.Log(line)
 		}
 	}
-	if !strings.Contains(out, "partition has damaged records; serving the rest") {
+	source := "source=open"
+	if sealed {
+		source = "source=read"
+	} else if !strings.Contains(out, "partition has damaged records; serving the rest") {
 		t.Fatalf("no damage summary in the log:\n%s", out)
 	}
-	if !strings.Contains(out, fmt.Sprintf("first_offset=%d last_offset=%d", damagedBase, damagedBase+uint64(count)-1)) {
-		t.Fatalf("the log does not name offsets %d..%d:\n%s", damagedBase, damagedBase+uint64(count)-1, out)
+	named := fmt.Sprintf("first_offset=%d last_offset=%d", damagedBase, damagedBase+uint64(count)-1)
+	if n := strings.Count(out, named); n != 1 {
+		t.Fatalf("the log names offsets %d..%d %d times, want once:\n%s", damagedBase, damagedBase+uint64(count)-1, n, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, named) && !strings.Contains(line, source) {
+			t.Fatalf("damage logged without %s: %s", source, line)
+		}
+	}
+}
+
+// quarSealedSegmentHolds fails unless the record at offset base is in a
+// sealed segment (one that is not the last) of the partition under dir.
+func quarSealedSegmentHolds(t *testing.T, dir string, base uint64) {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(dir, "streams", "*", "topics", "*", "partitions", "*", "*.log"))
+	if err != nil || len(logs) < 2 {
+		t.Fatalf("want several segments: %v %v", logs, err)
+	}
+	slices.Sort(logs)
+	last := filepath.Base(logs[len(logs)-1])
+	if start, err := strconv.ParseUint(strings.TrimSuffix(last, ".log"), 10, 64); err != nil || start <= base {
+		t.Fatalf("the last segment %s starts at or before offset %d (%v)", last, base, err)
 	}
 }

@@ -12,11 +12,27 @@ import (
 // opens with them quarantined (storage.Partition.Damaged) and serves the
 // rest: a poll skips the damaged offsets as it skips offsets removed by
 // retention (poll.go). What recovery quarantined is logged once here, at
-// open, one line per range; the scrubber logs what it finds later.
+// open, one line per range; what a read finds in a sealed segment recovery
+// did not verify whole (storage verifies records before it first serves
+// them) is logged once when found; the scrubber logs what it finds later.
 
-// damageSourceOpen names damage found by recovery (the metrics label
-// source="open").
-const damageSourceOpen = "open"
+// Sources of found damage (the metrics label source).
+const (
+	// damageSourceOpen names damage found by recovery.
+	damageSourceOpen = "open"
+	// damageSourceRead names damage found by a read verifying records
+	// before serving them.
+	damageSourceRead = "read"
+)
+
+// logReadDamage logs range d of partition id of t, which a read just
+// found and quarantined (storage.Options.DamageFound).
+func (p *Plane) logReadDamage(t catalog.TopicRef, id uint32, d storage.Damage) {
+	p.log.Error("damaged records quarantined: they are not served",
+		"stream", t.StreamID, "topic", t.TopicID, "partition", id,
+		"file", d.Path, "pos", d.Pos, "bytes", d.Len, "first_offset", d.First, "last_offset", d.Last,
+		"reason", d.Reason, "source", damageSourceRead)
+}
 
 // logOpenDamage logs the quarantine of partition id of t just opened.
 func (p *Plane) logOpenDamage(t catalog.TopicRef, id uint32, dir string, dmg []storage.Damage) {

@@ -59,7 +59,9 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 // held); failures are added to errs.
 func (p *Plane) openPartition(tp *topic, t catalog.TopicRef, id uint32, replicas []uint8, joining bool, errs *[]error) {
 	part := &partition{id: id, dir: p.PartitionDir(t, id), window: commit.NewWindow(p.opts.WindowClients)}
-	log, err := storage.Open(part.dir, p.storageOptions(t.Settings, id))
+	opts := p.storageOptions(t.Settings, id)
+	opts.DamageFound = func(d storage.Damage) { p.logReadDamage(t, id, d) }
+	log, err := storage.Open(part.dir, opts)
 	if err != nil {
 		if errors.Is(err, storage.ErrCorrupt) && !joining && p.canRebuild() {
 			// Cluster mode: the peers hold the data; rebuild from them.

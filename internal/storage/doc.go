@@ -40,11 +40,31 @@
 // slices the first/last record itself when a poll starts or ends inside a
 // batch. Segments are pinned until ReadResult.Release.
 //
+// Verified before first served (verify.go): a sealed segment Open trusted
+// without reading every record is unverified. Read, OffsetForTimestamp
+// (for the record it answers) and ReadRecord first verify the records
+// they would return that no read, Scrub or Open verified since Open:
+// pread into a pooled buffer (runs of records with one call), Format.Verify
+// and the offsets, count and length the index gives each slot. A record
+// that fails is quarantined (as by Scrub, reported once through
+// Options.DamageFound and by Damaged) and the read redone, so its extents
+// stop before it or start after it. Each segment keeps a watermark (index
+// entries below it are verified, or the whole segment is) and up to four
+// verified spans past it: a read starting within 1 MiB of the watermark
+// verifies from the watermark on, so a sequential consumer moves it and
+// verifies each record once; a read deeper in (a poll by timestamp)
+// verifies just its records as a span, which reads continuing from it
+// extend and the watermark takes in when it reaches it. A verified
+// segment costs a read one atomic load; segments this process wrote,
+// segments recovery walked and segments a Scrub passed are verified.
+// Verification takes no partition lock, so it never blocks appends.
+//
 // # Concurrency
 //
 // Lock order: Partition.syncMu -> Partition.mu -> Partition.qmu ->
 // segment.flushMu (Offsets.mu is independent); qmu guards changes of the
-// quarantine and its files. Partition.mu guards append state and the
+// quarantine and its files; segment.vmu (the verified spans, verify.go) is
+// a leaf, never held with another lock. Partition.mu guards append state and the
 // segment list; it is never held across an fdatasync except when a segment
 // is sealed (rolled), cut (TruncateFrom) or the partition purged, where the
 // sealed segment is synced before the next one is created so that a crash can
@@ -108,7 +128,7 @@
 // (nothing valid after it) is still cut back to the last whole record.
 //
 // Reads (Read, OffsetForTimestamp, and so the sendfile path) never return
-// a quarantined record: a read starting before a damaged range stops
+// a quarantined or unverified record: a read starting before a damaged range stops
 // before it, one starting at or inside it starts after it (the offsets are
 // skipped, like offsets removed by retention). ReadRecord of a quarantined
 // record fails with a *CorruptError. Stats and Bounds still count the
@@ -120,13 +140,17 @@
 // TruncateFrom remove a range with its segment or records.
 //
 // Without Options.VerifySealed, Open verifies the records of the active
-// segment only (and the index and last record of each sealed one), so rot
-// in a sealed segment is found by Scrub (scrub.go): it re-verifies every
-// record of the sealed segments against their index at a bounded rate
-// (a token bucket, scrub_pace.go), beside appends, reads and retention,
-// and quarantines what fails. RepairRecord (repair.go) writes verified
-// bytes over a quarantined slot and lifts it. Storage does not log: the
-// caller logs Damaged after Open and ScrubReport.New after a pass.
+// segment only (and the index and last record of each sealed one); the
+// other records of a sealed segment are verified by the read that first
+// returns them (see Reading), so nothing damaged is served: every record
+// served was verified since Open opened its segment, at Open, by a read or
+// by Scrub (scrub.go). Scrub re-verifies every record of the sealed
+// segments against their index at a bounded rate (a token bucket,
+// scrub_pace.go), beside appends, reads and retention, quarantines what
+// fails, and finds rot that appears after a record was verified.
+// RepairRecord (repair.go) writes verified bytes over a quarantined slot
+// and lifts it. Storage does not log: the caller logs Damaged after Open,
+// what Options.DamageFound reports, and ScrubReport.New after a pass.
 //
 // # Files and space
 //

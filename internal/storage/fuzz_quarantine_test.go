@@ -82,10 +82,11 @@ func buildDamageTemplate(f *testing.F) *damageTemplate {
 // FuzzDamagedPartition damages the files of a real multi-segment partition
 // (one with a quarantine file among them) with byte flips and truncations
 // taken from the input, then opens it: Open never panics and either
-// refuses with ErrCorrupt or, once every record was verified (at Open with
-// VerifySealed, else after a Scrub pass), serves only records that verify
-// and are exactly the records appended at their offsets, never one it
-// reports as damaged; another Open keeps that true, and appends continue.
+// refuses with ErrCorrupt or serves only records that verify and are
+// exactly the records appended at their offsets, never one it reports as
+// damaged (before or after the read) — with VerifySealed and without it,
+// where reads verify what Open did not (verify.go) — before and after a
+// Scrub pass; another Open keeps that true, and appends continue.
 //
 // The input is a list of 8-byte operations: file u8 (index into the
 // sorted file names), kind u8 (0-2 flip, 3 truncate), xor u8, unused u8,
@@ -134,10 +135,15 @@ func FuzzDamagedPartition(f *testing.F) {
 		}
 		opts := Options{Format: fakeFormat{}, FlushInterval: -1, SegmentBytes: 1200, VerifySealed: verify}
 		check := func(p *Partition) {
-			for _, g := range readServed(t, p) {
+			got := readServed(t, p)
+			dmg := p.Damaged() // with what the read found
+			for _, g := range got {
 				want, ok := byBase[g.base]
 				if !ok || !bytes.Equal(g.rec, want.rec) {
 					t.Fatalf("served record %d is not the record appended there", g.base)
+				}
+				if _, ok := damageAt(dmg, g.base); ok {
+					t.Fatalf("served record %d is quarantined", g.base)
 				}
 			}
 		}
@@ -148,12 +154,10 @@ func FuzzDamagedPartition(f *testing.F) {
 			}
 			return
 		}
-		if verify {
-			// Without VerifySealed a sealed segment's records are only
-			// verified by a Scrub: the active one, and the index and the
-			// last record of every sealed one, at Open.
-			check(p)
-		}
+		// Without VerifySealed, Open verified the active segment and the
+		// index and last record of every sealed one; reads verify the
+		// rest before serving it.
+		check(p)
 		if _, err := p.Scrub(t.Context(), 0); err != nil {
 			t.Fatalf("scrub: %v", err)
 		}

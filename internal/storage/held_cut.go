@@ -86,6 +86,9 @@ func (p *Partition) truncateSealedLocked(off uint64) error {
 		return fail(err)
 	}
 	s.setDamage(q)
+	// What reads verified of c stays verified; records appended from
+	// the cut on are written here (verify.go).
+	s.verified.Store(c.verified.Load())
 	p.activate(s, entries, pos, p.visNext.Load())
 
 	var dropped int64

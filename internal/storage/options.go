@@ -69,8 +69,16 @@ type Options struct {
 	// VerifySealed makes Open read and verify every record of every sealed
 	// segment, not only the active one. Off, a sealed segment is trusted when
 	// its index is well formed and its last record verifies and ends exactly
-	// at the end of the log.
+	// at the end of the log, and its other records are verified by the
+	// reads that first return them (verify.go).
 	VerifySealed bool
+	// DamageFound, when set, is called once for each range of records a
+	// read (Read, OffsetForTimestamp, ReadRecord) found damaged and
+	// quarantined: a sealed segment Open trusted without VerifySealed is
+	// verified by the reads that first return its records (verify.go).
+	// Damage found by Open is in Damaged, by Scrub in ScrubReport.New. It
+	// runs on the reading goroutine, outside the partition's locks.
+	DamageFound func(Damage)
 	// Clock returns the current time; it stamps records and drives
 	// retention by age. Default time.Now.
 	Clock func() time.Time

@@ -137,7 +137,9 @@ func (r *ReadResult) Messages() uint64 {
 // Quarantined records (Damaged) are never returned: a read starting at or
 // inside a quarantined range starts after it (its offsets are skipped, and
 // maxMessages counts from there), and a read reaching one stops before it,
-// so the next read, from its first offset, skips it.
+// so the next read, from its first offset, skips it. Records no read,
+// Scrub or Open verified yet are verified before they are returned, and
+// those that fail are quarantined first (verify.go).
 func (p *Partition) Read(r *ReadResult, from, maxMessages uint64, maxBytes int64) error {
 	r.Release()
 	if maxMessages == 0 {
@@ -174,9 +176,22 @@ func (p *Partition) read(r *ReadResult, from, maxMessages uint64, maxBytes int64
 	budget := maxBytes
 	for ; i < len(l.segs) && from < target; i++ {
 		seg := l.segs[i]
+		// The watermark is loaded before the quarantine: whoever verified
+		// what it covers quarantined what failed before moving it
+		// (verify.go).
+		w := seg.verified.Load()
+		qp := seg.quar.Load()
+		var q []Damage
+		if qp != nil {
+			q = *qp
+		}
 		// A read reaching quarantined records stops before them.
 		segTarget, stop := target, false
-		if d, ok := damageFrom(seg.damage(), from); ok && d.First < target {
+		if d, ok := damageFrom(q, from); ok && d.First < target {
+			if d.First <= from && len(r.Extents) == 0 && d.Last != ^uint64(0) {
+				// Quarantined since skipDamaged looked: look again.
+				return true, nil
+			}
 			segTarget, stop = d.First, true
 		}
 		if segTarget <= from {
@@ -185,7 +200,21 @@ func (p *Partition) read(r *ReadResult, from, maxMessages uint64, maxBytes int64
 		if !seg.acquire() {
 			return true, nil
 		}
-		n, end, err := readSegment(r, seg, from, segTarget, maxBytes, budget)
+		n, end, k, j, err := readSegment(r, seg, from, segTarget, maxBytes, budget)
+		if err == nil && n > 0 && w <= int64(j) {
+			// Records not verified since Open are verified before they
+			// are first served (verify.go); one that fails is
+			// quarantined and the read redone, stopping before it. So
+			// is one another reader quarantined since q was loaded.
+			var found bool
+			if found, err = p.verifyRecords(seg, gen, k, j); err == nil && (found || seg.quar.Load() != qp) {
+				return true, nil
+			}
+			if err != nil {
+				r.Extents = r.Extents[:len(r.Extents)-1]
+				n = 0
+			}
+		}
 		if err != nil || n == 0 {
 			seg.release()
 			if err != nil && p.cutRaced(gen) {
@@ -211,50 +240,48 @@ func (p *Partition) read(r *ReadResult, from, maxMessages uint64, maxBytes int64
 
 // readSegment appends to r the extent of seg (pinned by the caller) holding
 // offsets from..target-1 within budget bytes (if maxBytes > 0). It returns
-// the extent length (0 if nothing was added; the caller then releases seg)
-// and the offset after the extent.
-func readSegment(r *ReadResult, seg *segment, from, target uint64, maxBytes, budget int64) (int64, uint64, error) {
+// the extent length (0 if nothing was added; the caller then releases seg),
+// the offset after the extent and the index entries k..j of its records.
+func readSegment(r *ReadResult, seg *segment, from, target uint64, maxBytes, budget int64) (n int64, next uint64, k, j int, err error) {
 	v := seg.view()
 	defer v.done()
 	if v.n == 0 {
-		return 0, 0, nil
+		return 0, 0, 0, 0, nil
 	}
 	// from >= seg.start, which is the first record's offset, so k >= 0.
-	k, err := v.lastAtOrBelow(0, from)
-	if err != nil {
-		return 0, 0, err
+	if k, err = v.lastAtOrBelow(0, from); err != nil {
+		return 0, 0, 0, 0, err
 	}
 	k = max(k, 0)
 	firstOff, _, pos, _, _, err := v.entry(k)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, 0, err
 	}
-	j, err := v.lastAtOrBelow(k, target-1)
-	if err != nil {
-		return 0, 0, err
+	if j, err = v.lastAtOrBelow(k, target-1); err != nil {
+		return 0, 0, 0, 0, err
 	}
 	lastOff, _, lastPos, endOff, endPos, err := v.entry(j)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	if maxBytes > 0 && endPos-pos > budget && (j > k || len(r.Extents) > 0) {
 		// Trim to the records that fit; keep at least one record overall.
 		if j, err = v.lastEndingWithin(k, j, pos+budget); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		if j < k {
 			if len(r.Extents) > 0 {
-				return 0, 0, nil
+				return 0, 0, 0, 0, nil
 			}
 			j = k
 		}
 		if lastOff, _, lastPos, endOff, endPos, err = v.entry(j); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 	}
 	r.Extents = append(r.Extents, Extent{seg: seg, Pos: pos, Len: endPos - pos,
 		FirstOffset: firstOff, LastPos: lastPos, LastOffset: lastOff, EndOffset: endOff})
-	return endPos - pos, endOff, nil
+	return endPos - pos, endOff, k, j, nil
 }
 
 // lastEndingWithin returns the largest i in [k, j] whose record ends at or
@@ -322,6 +349,14 @@ func (p *Partition) offsetForTimestamp(ts uint64) (off uint64, ok, retry bool, e
 		if err == nil && k < v.n {
 			off, err = v.key(k, true)
 			v.done()
+			if err == nil && !seg.verifiedBelow(k) {
+				// The answer must not be a damaged record (verify.go).
+				var found bool
+				if found, err = p.verifyRecords(seg, gen, k, k); found && err == nil {
+					seg.release()
+					return 0, false, true, nil
+				}
+			}
 			seg.release()
 			if err != nil {
 				return 0, false, p.cutRaced(gen), err

@@ -16,7 +16,10 @@ var ErrNoRecord = errors.New("storage: no record at that offset")
 // count. It fails with an error wrapping ErrNoRecord when no record starts at
 // base (removed by retention or purge, truncated, or never appended), and
 // with a *CorruptError (errors.Is ErrCorrupt) when base is quarantined
-// (Damaged): the bytes of a damaged record are never returned.
+// (Damaged): the bytes of a damaged record are never returned. A record
+// not verified since Open (a sealed segment Open trusted) is verified
+// first and, when it fails, quarantined and refused the same way
+// (verify.go).
 //
 // The returned slice is dst extended by the record (dst itself on error).
 // Revealed records and sealed segments are looked up without locks, like
@@ -42,7 +45,7 @@ func (p *Partition) ReadRecord(dst []byte, base uint64) ([]byte, uint32, error) 
 // just read with another record.
 func (p *Partition) readRecord(dst []byte, base uint64) (out []byte, count uint32, retry bool, err error) {
 	gen := p.truncGen.Load()
-	out, count, retry, err = p.lookupRecord(dst, base)
+	out, count, retry, err = p.lookupRecord(dst, base, gen)
 	if !retry && p.cutRaced(gen) {
 		return out, 0, true, nil
 	}
@@ -50,7 +53,7 @@ func (p *Partition) readRecord(dst []byte, base uint64) (out []byte, count uint3
 }
 
 // lookupRecord is readRecord without the truncation check.
-func (p *Partition) lookupRecord(dst []byte, base uint64) (out []byte, count uint32, retry bool, err error) {
+func (p *Partition) lookupRecord(dst []byte, base, gen uint64) (out []byte, count uint32, retry bool, err error) {
 	l := p.segs.Load()
 	if len(l.segs) == 0 || base < l.segs[0].start {
 		return dst, 0, false, noRecord(base)
@@ -60,6 +63,7 @@ func (p *Partition) lookupRecord(dst []byte, base uint64) (out []byte, count uin
 		return dst, 0, true, nil
 	}
 	defer seg.release()
+	w := seg.verified.Load() // before the quarantine (verify.go)
 	if d, ok := damageAt(seg.damage(), base); ok {
 		return dst, 0, false, quarantined(d, base)
 	}
@@ -70,7 +74,7 @@ func (p *Partition) lookupRecord(dst []byte, base uint64) (out []byte, count uin
 	if err == nil && k >= 0 {
 		off, _, pos, endOff, endPos, err = v.entry(k)
 	}
-	sealed := v.mem == nil
+	sealed, n := v.mem == nil, v.n
 	v.done()
 	if err != nil {
 		return dst, 0, false, err
@@ -78,6 +82,10 @@ func (p *Partition) lookupRecord(dst []byte, base uint64) (out []byte, count uin
 	switch {
 	case k >= 0 && off == base:
 		out, err = readAppend(dst, seg, pos, endPos-pos)
+		if err == nil && w <= int64(k) {
+			d := Damage{Path: seg.logPath, Pos: pos, Len: endPos - pos, First: off, Last: endOff - 1}
+			return p.verifyRead(dst, out, seg, d, k, n, sealed, gen)
+		}
 		return out, uint32(endOff - off), false, err
 	case k >= 0 && base < endOff:
 		// Inside a visible record: not a record start.
@@ -90,13 +98,14 @@ func (p *Partition) lookupRecord(dst []byte, base uint64) (out []byte, count uin
 		}
 		return dst, 0, false, noRecord(base)
 	}
-	return p.readUnrevealed(dst, seg, base)
+	return p.readUnrevealed(dst, seg, base, w)
 }
 
 // readUnrevealed reads the record at base among the written but unrevealed
 // records of seg, the active segment when the caller looked (pinned by the
-// caller).
-func (p *Partition) readUnrevealed(dst []byte, seg *segment, base uint64) ([]byte, uint32, bool, error) {
+// caller), whose verified watermark was w before the caller looked at its
+// quarantine.
+func (p *Partition) readUnrevealed(dst []byte, seg *segment, base uint64, w int64) ([]byte, uint32, bool, error) {
 	p.mu.Lock()
 	if p.active != seg {
 		// Rolled (now sealed and fully listed) or replaced by a reset.
@@ -118,7 +127,35 @@ func (p *Partition) readUnrevealed(dst []byte, seg *segment, base uint64) ([]byt
 		// The bytes may belong to a record appended after a cut.
 		return out, 0, true, nil
 	}
+	if err == nil && w <= int64(k) {
+		// A sealed segment made active again by a cut may hold records
+		// no read verified yet.
+		d := Damage{Path: seg.logPath, Pos: e.pos, Len: int64(e.length), First: e.off, Last: e.endOff() - 1}
+		return p.verifyRead(dst, out, seg, d, k, len(entries), false, gen)
+	}
 	return out, e.count, false, err
+}
+
+// verifyRead verifies the record ReadRecord just read into out (dst
+// extended), entry k of seg's n entries, whose slot is d (verify.go): it
+// returns out and the message count when the record verifies, and
+// quarantines it and fails with a *CorruptError otherwise.
+func (p *Partition) verifyRead(dst, out []byte, seg *segment, d Damage, k, n int, sealed bool, gen uint64) ([]byte, uint32, bool, error) {
+	cerr := p.checkSlot(out[len(dst):], d)
+	if cerr == nil {
+		seg.noteVerified(int64(k), int64(k)+1, n, sealed)
+		return out, uint32(d.Last - d.First + 1), false, nil
+	}
+	d.Reason = cerr.Error()
+	ok, err := p.addReadDamage(seg, []Damage{d}, gen)
+	if !ok {
+		return dst, 0, true, nil
+	}
+	seg.noteVerified(int64(k), int64(k)+1, n, sealed)
+	if err != nil {
+		return dst, 0, false, fmt.Errorf("read record %d: %w", d.First, err)
+	}
+	return dst, 0, false, quarantined(d, d.First)
 }
 
 // readAppend appends n bytes of seg's log at pos to dst with pread.

@@ -218,9 +218,12 @@ func (p *Partition) recoverSealed(start, end uint64) (*segment, error) {
 		trusted = p.trustSealedIndex(s, logSize, side)
 	}
 	if trusted {
+		// Records before the last are verified by the reads that first
+		// return them, or by Scrub (verify.go): s.verified stays 0.
 		err = p.keepSidecar(s, side)
 	} else {
 		err = p.walkSealed(s, logSize, end, side)
+		s.markVerified()
 	}
 	if err != nil {
 		s.release()
@@ -421,6 +424,7 @@ func (p *Partition) recoverActive(start uint64) (*segment, error) {
 		vis = 0 // nothing is revealed at Open
 	}
 	s.setDamage(res.damage)
+	s.markVerified() // walked
 	p.activate(s, res.entries, size, vis)
 	return s, nil
 }

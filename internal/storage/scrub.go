@@ -59,6 +59,11 @@ func (p *Partition) Scrub(ctx context.Context, bytesPerSec int64) (ScrubReport, 
 			found, err = p.addDamage(seg, found)
 			rep.New = append(rep.New, found...)
 		}
+		if err == nil {
+			// Every record was verified or is quarantined now: reads
+			// need not verify it again (verify.go).
+			seg.markVerified()
+		}
 		seg.release()
 		if err != nil {
 			rep.Damaged = p.Damaged()
@@ -122,6 +127,11 @@ func (p *Partition) scrubSegment(ctx context.Context, seg *segment, pc *pacer, b
 func (p *Partition) addDamage(seg *segment, found []Damage) ([]Damage, error) {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
+	return p.addDamageLocked(seg, found)
+}
+
+// addDamageLocked is addDamage with Partition.qmu held.
+func (p *Partition) addDamageLocked(seg *segment, found []Damage) ([]Damage, error) {
 	if !slices.Contains(p.segs.Load().segs, seg) {
 		return nil, nil
 	}

@@ -78,6 +78,14 @@ type segment struct {
 	// ordered by offset. Replaced under Partition.qmu.
 	quar atomic.Pointer[[]Damage]
 
+	// verified is the number of leading index entries whose records are
+	// verified (verifiedAll: the whole segment); spans are verified runs
+	// past it, guarded by vmu (verify.go).
+	verified atomic.Int64
+	vmu      sync.Mutex
+	spans    [maxVerifiedSpans]span
+	nspans   int
+
 	// Sealed state, immutable once mem is nil (or once listed as sealed).
 	sealedN    int    // index entries
 	sealedSize int64  // log bytes
@@ -115,6 +123,7 @@ func createSegment(dir string, start uint64, prealloc int64, memCap int) (*segme
 	s.parkIndex() // idxfile.go: reopened by the first flush
 	s.end = start
 	s.refs.Store(1)
+	s.verified.Store(verifiedAll) // every record is written here
 	s.mem.Store(newMemIndex(memCap))
 	if prealloc > 0 {
 		s.preallocate(prealloc)
