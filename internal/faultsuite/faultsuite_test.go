@@ -22,7 +22,7 @@ var (
 	flagHistory  = flag.String("faults.history", "", "write the history (JSON lines) to this file")
 	flagNodes    = flag.Int("faults.nodes", 0, "node count (0: the profile's)")
 	flagNoNetns  = flag.Bool("faults.no-netns", false, "run the nodes on loopback without network namespaces (no partitions)")
-	flagRepair   = flag.Bool("faults.require-repair", false, "fail when a replica has not caught up (been repaired) or a node is not running after healing")
+	flagRepair   = flag.Bool("faults.require-repair", true, "fail when a replica has not caught up (been repaired) or a node is not running after healing (=false only reports it)")
 )
 
 // profile returns the run configuration of a named profile.

@@ -26,12 +26,19 @@ const (
 )
 
 // logReadDamage logs range d of partition id of t, which a read just
-// found and quarantined (storage.Options.DamageFound).
+// found and quarantined (storage.Options.DamageFound), counts it, and in
+// cluster mode starts the replica's rebuild.
 func (p *Plane) logReadDamage(t catalog.TopicRef, id uint32, d storage.Damage) {
 	p.log.Error("damaged records quarantined: they are not served",
 		"stream", t.StreamID, "topic", t.TopicID, "partition", id,
 		"file", d.Path, "pos", d.Pos, "bytes", d.Len, "first_offset", d.First, "last_offset", d.Last,
 		"reason", d.Reason, "source", damageSourceRead)
+	if o := p.opts.ScrubObserver; o != nil {
+		o.DamageFound(damageSourceRead, 1)
+	}
+	// Cluster mode: the replica is rebuilt from its peers. Off the read
+	// path, which must not wait for the plane's lock.
+	go p.RebuildDamaged(t, id, []storage.Damage{d})
 }
 
 // logOpenDamage logs the quarantine of partition id of t just opened.
