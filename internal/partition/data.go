@@ -11,6 +11,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/wire"
 )
 
 // The plane is the metadata plane's catalog.Data: the life of topic
@@ -270,4 +271,28 @@ func (p *Plane) PartitionStats(t catalog.TopicRef, partitionID uint32) catalog.P
 		out.CurrentOffset = st.NextOffset - 1
 	}
 	return out
+}
+
+// storageOptions maps the topic settings to the storage options.
+func (p *Plane) storageOptions(s wire.TopicSettings, id uint32) storage.Options {
+	seg := int64(s.SegmentSize)
+	if s.SegmentSize == 0 || s.SegmentSize > 1<<40 {
+		seg = 0 // storage default
+	}
+	return storage.Options{
+		Format:         commit.BatchFormat{PartitionID: uint64(id)},
+		SegmentBytes:   seg,
+		Preallocate:    s.PreallocateSegments,
+		Fsync:          s.EnforceFsync,
+		Held:           p.mode.held(),
+		OffsetsFsync:   s.ConsumerOffsetFsync,
+		FlushMessages:  uint64(s.MessagesRequiredToSave),
+		FlushBytes:     s.SizeOfMessagesRequiredToSave,
+		FlushInterval:  p.opts.FlushInterval,
+		MaxRecordBytes: p.opts.MaxFrameBytes,
+		VerifySealed:   p.opts.VerifySealed,
+		Clock:          p.opts.Clock,
+		Observer:       p.opts.StorageObserver,
+		OnDisk:         p.onDisk,
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -96,4 +98,17 @@ func (p *Plane) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func newReplicatedMode(p *Plane) replicatedMode {
+	return replicatedMode{p: p, set: replicated.New(p.opts.Replicator, replicated.Options{
+		Logger:        p.log,
+		Clock:         p.opts.Clock,
+		WindowClients: p.opts.WindowClients,
+		LogStorage:    p.opts.LogStorage,
+		Catalog:       p.catalog,
+		OnDamaged: func(t catalog.TopicRef, id uint32, err error) {
+			p.ReplicaDamaged(t, id, err)
+		},
+	})}
 }

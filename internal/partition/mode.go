@@ -38,19 +38,6 @@ type replicatedMode struct {
 	set *replicated.Set
 }
 
-func newReplicatedMode(p *Plane) replicatedMode {
-	return replicatedMode{p: p, set: replicated.New(p.opts.Replicator, replicated.Options{
-		Logger:        p.log,
-		Clock:         p.opts.Clock,
-		WindowClients: p.opts.WindowClients,
-		LogStorage:    p.opts.LogStorage,
-		Catalog:       p.catalog,
-		OnDamaged: func(t catalog.TopicRef, id uint32, err error) {
-			p.ReplicaDamaged(t, id, err)
-		},
-	})}
-}
-
 func (m replicatedMode) held() bool { return true }
 
 func (m replicatedMode) holds(replicas []uint8) bool {

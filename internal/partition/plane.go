@@ -202,30 +202,6 @@ func (p *Plane) PartitionDir(t catalog.TopicRef, id uint32) string {
 	return filepath.Join(p.TopicDir(t), partitionsDirName, strconv.FormatUint(uint64(id), 10))
 }
 
-// storageOptions maps the topic settings to the storage options.
-func (p *Plane) storageOptions(s wire.TopicSettings, id uint32) storage.Options {
-	seg := int64(s.SegmentSize)
-	if s.SegmentSize == 0 || s.SegmentSize > 1<<40 {
-		seg = 0 // storage default
-	}
-	return storage.Options{
-		Format:         commit.BatchFormat{PartitionID: uint64(id)},
-		SegmentBytes:   seg,
-		Preallocate:    s.PreallocateSegments,
-		Fsync:          s.EnforceFsync,
-		Held:           p.mode.held(),
-		OffsetsFsync:   s.ConsumerOffsetFsync,
-		FlushMessages:  uint64(s.MessagesRequiredToSave),
-		FlushBytes:     s.SizeOfMessagesRequiredToSave,
-		FlushInterval:  p.opts.FlushInterval,
-		MaxRecordBytes: p.opts.MaxFrameBytes,
-		VerifySealed:   p.opts.VerifySealed,
-		Clock:          p.opts.Clock,
-		Observer:       p.opts.StorageObserver,
-		OnDisk:         p.onDisk,
-	}
-}
-
 // topicParts returns the open partitions of a topic incarnation.
 func (p *Plane) topicParts(t catalog.TopicRef) []*partition {
 	p.mu.RLock()

@@ -45,14 +45,6 @@ var errRebuilding = errors.New("partition: this replica is damaged and being reb
 // the "rebuilt" log line and metric.
 const rebuiltPoll = 500 * time.Millisecond
 
-// RebuildObserver is told about rebuilds (metrics): Damaged when a
-// replica is found damaged and its rebuild starts, Rebuilt when the
-// rebuilt replica is a voter again.
-type RebuildObserver interface {
-	ReplicaDamaged()
-	ReplicaRebuilt()
-}
-
 // ReplicaDamaged reports damage found in this node's replica of partition
 // id of t while it runs (a scrub, a read): in cluster mode the replica is
 // rebuilt from its peers (see above); false when it is not (single node,
