@@ -31,17 +31,9 @@ func (h *Host) AddMember(ctx context.Context, g GroupID, id NodeID) error {
 }
 
 func (h *Host) addMember(ctx context.Context, g GroupID, id NodeID) error {
-	m, err := h.membership(ctx, g, id)
+	m, err := h.settledMembership(ctx, g, id)
 	if err != nil {
 		return err
-	}
-	if m.joint {
-		if _, err := h.WaitFor(ctx, g, func(v View) bool { return !v.Joint || v.Role != RoleLeader }); err != nil {
-			return fmt.Errorf("wait for the joint configuration to end: %w", err)
-		}
-		if m, err = h.membership(ctx, g, id); err != nil {
-			return err
-		}
 	}
 	if m.voter {
 		return nil
@@ -121,4 +113,17 @@ func (h *Host) membership(ctx context.Context, g GroupID, id NodeID) (membership
 			joint:   len(cs.GetVotersOutgoing()) > 0,
 		}
 	})
+}
+
+// settledMembership is id's membership of group g once no joint
+// configuration is in progress (or this node no longer leads g).
+func (h *Host) settledMembership(ctx context.Context, g GroupID, id NodeID) (membership, error) {
+	m, err := h.membership(ctx, g, id)
+	if err != nil || !m.joint {
+		return m, err
+	}
+	if _, err := h.WaitFor(ctx, g, func(v View) bool { return !v.Joint || v.Role != RoleLeader }); err != nil {
+		return m, fmt.Errorf("wait for the joint configuration to end: %w", err)
+	}
+	return h.membership(ctx, g, id)
 }

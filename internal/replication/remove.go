@@ -26,17 +26,9 @@ func (h *Host) RemoveMember(ctx context.Context, g GroupID, id NodeID) error {
 }
 
 func (h *Host) removeMember(ctx context.Context, g GroupID, id NodeID) error {
-	m, err := h.membership(ctx, g, id)
+	m, err := h.settledMembership(ctx, g, id)
 	if err != nil {
 		return err
-	}
-	if m.joint {
-		if _, err := h.WaitFor(ctx, g, func(v View) bool { return !v.Joint || v.Role != RoleLeader }); err != nil {
-			return fmt.Errorf("wait for the joint configuration to end: %w", err)
-		}
-		if m, err = h.membership(ctx, g, id); err != nil {
-			return err
-		}
 	}
 	if !m.voter && !m.learner {
 		return nil
