@@ -173,7 +173,8 @@ func TestClusterHTTPPartitions(t *testing.T) {
 		api.ok(200, &got, "GET", "/cluster/partitions", nil)
 		settled := len(got.Partitions) == 2
 		for _, p := range got.Partitions {
-			settled = settled && p.Leader != nil && len(p.Replicas) > 0 && *p.Leader == p.Replicas[0]
+			settled = settled && p.Leader != nil && len(p.Replicas) > 0 && *p.Leader == p.Replicas[0] &&
+				(p.CaughtUp == nil || len(p.CaughtUp) == len(p.Replicas))
 		}
 		if settled || time.Now().After(deadline) {
 			break
