@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -277,7 +278,48 @@ func (n *nemesis) corrupt(ctx context.Context, st Step) {
 	if err := n.c.Start(i); err != nil {
 		n.fail("restart node %d after corruption: %v", i, err)
 	}
+	if strings.Contains(filepath.ToSlash(what), "cluster/metadata/") {
+		n.recoverMetadata(ctx, i)
+	}
 	hold(ctx, st.Hold)
+}
+
+// recoverMetadata: a node whose metadata raft log or snapshot is damaged
+// refuses to start, with one line naming the directory and the recovery
+// (docs/CLUSTER.md, "Damaged replicas"); the suite then does what that
+// line tells an operator: remove-node, wipe, start with --join, add-node.
+// A node that starts anyway is left alone.
+func (n *nemesis) recoverMetadata(ctx context.Context, i int) {
+	deadline := time.Now().Add(10 * time.Second)
+	for n.c.Running(i) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if r := n.c.exitReason(i); r == "" || r == "signal: killed" {
+		return
+	}
+	n.logf("node %d refused to start on its damaged metadata%s; recovering it as the line says", i, n.c.crashLine(i))
+	if err := n.removeNode(i); err != nil {
+		n.fail("remove node %d with damaged metadata: %v", i, err)
+		return
+	}
+	if err := n.c.Wipe(i); err != nil {
+		n.fail("%v", err)
+	}
+	if err := n.c.Start(i, "--join"); err != nil {
+		n.fail("start node %d with --join: %v", i, err)
+	}
+	if err := n.addNode(i); err != nil {
+		n.fail("add node %d back: %v", i, err)
+		n.mu.Lock()
+		n.pending = append(n.pending, i)
+		n.mu.Unlock()
+		return
+	}
+	n.logf("node %d with damaged metadata removed, wiped and added back", i)
+	n.count("metadata-recovery")
 }
 
 // adminClient dials an SDK client for cluster administration, with room
