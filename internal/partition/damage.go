@@ -94,16 +94,6 @@ type PartitionDamage struct {
 	Damage []storage.Damage
 }
 
-// Damaged returns the quarantine of partition id of t held here (nil when
-// it has none, or is not open here).
-func (p *Plane) Damaged(t catalog.TopicRef, id uint32) []storage.Damage {
-	part := p.lookup(t.Incarnation, id)
-	if part == nil || part.log == nil {
-		return nil
-	}
-	return part.log.Damaged()
-}
-
 // DamagedPartitions lists every open partition held here that has
 // quarantined records, for stats and metrics (iggo_storage_damaged_records
 // is the sum of DamagedRecords over it).

@@ -79,7 +79,7 @@ func TestDamagedPartitionOpens(t *testing.T) {
 	if !p2.Holds(ref, 0) {
 		t.Fatal("damaged partition not open")
 	}
-	dmg := p2.Damaged(ref, 0)
+	dmg := p2.lookup(ref.Incarnation, 0).log.Damaged()
 	if len(dmg) != 1 || dmg[0].First != 4 || dmg[0].Last != 5 {
 		t.Fatalf("damaged %+v, want offsets 4..5", dmg)
 	}

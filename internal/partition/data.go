@@ -14,11 +14,6 @@ import (
 	"github.com/iggo-dev/iggo/wire"
 )
 
-// The plane is the metadata plane's catalog.Data: the life of topic
-// incarnations and partitions, purges, segment removals and group-offset
-// deletions, each handed to the partitions' committers.
-var _ catalog.Data = (*Plane)(nil)
-
 // CreatePartitions implements catalog.Data: it opens (creating or
 // recovering) the partitions' logs. Existing open partitions are left as
 // they are. A partition with damaged records opens with them quarantined
@@ -103,9 +98,6 @@ func (p *Plane) openPartition(tp *topic, t catalog.TopicRef, id uint32, replicas
 	part.commit = p.mode.open(tp.ref, part, replicas, joining)
 	part.commit.WantPurge(t.PurgedAt)
 }
-
-// The plane holds partitions on a subset of the nodes in cluster mode.
-var _ catalog.Placer = (*Plane)(nil)
 
 // SetReplicas implements catalog.Placer: after a replica move changed
 // the replica list of partition id, this node opens an empty replica

@@ -110,6 +110,14 @@ type Options struct {
 	OnDamage DamageHook
 }
 
+// The plane is the metadata plane's catalog.Data: the life of topic
+// incarnations and partitions, purges, segment removals and group-offset
+// deletions, each handed to the partitions' committers.
+var _ catalog.Data = (*Plane)(nil)
+
+// The plane holds partitions on a subset of the nodes in cluster mode.
+var _ catalog.Placer = (*Plane)(nil)
+
 // Plane is the partition plane. It is safe for concurrent use.
 type Plane struct {
 	opts Options
