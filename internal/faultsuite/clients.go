@@ -147,15 +147,7 @@ func pause(ctx context.Context, d time.Duration) bool {
 // Producer starts a worker that sends one message at a time to partition,
 // each with a fresh payload id.
 func (w *workload) Producer(ctx context.Context, partition uint32) {
-	cl := w.clientNumber()
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		c, err := w.dial(ctx)
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	w.run(ctx, func(c *client.Client, cl int) {
 		for seq := uint64(1); seq < maxOpsPerWorker && ctx.Err() == nil; seq++ {
 			id := payloadID(cl, seq)
 			op := Op{Client: cl, Kind: KindSend, Partition: partition, PayloadID: id}
@@ -176,22 +168,14 @@ func (w *workload) Producer(ctx context.Context, partition uint32) {
 				return
 			}
 		}
-	}()
+	})
 }
 
 // Reader starts a worker that polls partition sequentially by offset
 // from 0, stores its position as single consumer "reader-<partition>"
 // every few polls and reads it back.
 func (w *workload) Reader(ctx context.Context, partition uint32) {
-	cl := w.clientNumber()
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		c, err := w.dial(ctx)
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	w.run(ctx, func(c *client.Client, cl int) {
 		name := fmt.Sprintf("reader-%d", partition)
 		consumer := wire.SingleConsumer(wire.NamedID(name))
 		var next uint64
@@ -217,7 +201,7 @@ func (w *workload) Reader(ctx context.Context, partition uint32) {
 				w.storeAndGet(ctx, c, cl, partition, consumer, name, next-1)
 			}
 		}
-	}()
+	})
 }
 
 // storeAndGet stores value as the consumer's offset and reads it back.
@@ -244,16 +228,8 @@ func (w *workload) storeAndGet(ctx context.Context, c *client.Client, cl int, pa
 // assignment (each answer recorded as an observation), polls its
 // partitions with auto commit, and now and then leaves and joins again.
 func (w *workload) Member(ctx context.Context) {
-	cl := w.clientNumber()
-	rng := rand.New(rand.NewPCG(w.seed, uint64(cl)))
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		c, err := w.dial(ctx)
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	w.run(ctx, func(c *client.Client, cl int) {
+		rng := rand.New(rand.NewPCG(w.seed, uint64(cl)))
 		consumer := wire.GroupConsumer(w.group)
 		joined := false
 		for n := 0; n < maxOpsPerWorker && ctx.Err() == nil; n++ {
@@ -312,8 +288,25 @@ func (w *workload) Member(ctx context.Context) {
 				return
 			}
 		}
-	}()
+	})
 }
 
 // Wait waits for every worker to end (after the run's context ended).
 func (w *workload) Wait() { w.wg.Wait() }
+
+// run starts a worker: body runs on a goroutine of its own (Wait joins
+// it) with a client of its own, numbered cl in the history; a worker
+// that cannot dial records nothing.
+func (w *workload) run(ctx context.Context, body func(c *client.Client, cl int)) {
+	cl := w.clientNumber()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		c, err := w.dial(ctx)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		body(c, cl)
+	}()
+}

@@ -199,26 +199,26 @@ func hold(ctx context.Context, d time.Duration) {
 	}
 }
 
+// eachNode applies fault (verb, for the error) to each node of st,
+// counting the nodes it reached.
+func (n *nemesis) eachNode(st Step, verb string, fault func(int) error) {
+	for _, i := range st.Nodes {
+		if err := fault(i); err != nil {
+			n.fail("%s node %d: %v", verb, i, err)
+			continue
+		}
+		n.count(string(st.Kind))
+	}
+}
+
 // step applies one fault and holds it (Run heals it).
 func (n *nemesis) step(ctx context.Context, st Step) {
 	switch st.Kind {
 	case FaultKill:
-		for _, i := range st.Nodes {
-			if err := n.c.Kill(i); err != nil {
-				n.fail("kill node %d: %v", i, err)
-				continue
-			}
-			n.count(string(FaultKill))
-		}
+		n.eachNode(st, "kill", n.c.Kill)
 		hold(ctx, st.Hold)
 	case FaultPause:
-		for _, i := range st.Nodes {
-			if err := n.c.Pause(i); err != nil {
-				n.fail("pause node %d: %v", i, err)
-				continue
-			}
-			n.count(string(FaultPause))
-		}
+		n.eachNode(st, "pause", n.c.Pause)
 		hold(ctx, st.Hold)
 	case FaultPartition:
 		var errs []error
