@@ -33,7 +33,14 @@ func TestClusterForwarding(t *testing.T) {
 		if i >= 3 {
 			part = wire.BalancedPartitioning()
 		}
-		fr := f.SendMessages(SendBody(s, tp, part, Batch(t, uint64(100*i+1), Payloads(5, 64, fmt.Sprint(i))...)))
+		body := SendBody(s, tp, part, Batch(t, uint64(100*i+1), Payloads(5, 64, fmt.Sprint(i))...))
+		fr := f.SendMessages(body)
+		// 58 (not accepted: nothing stored) while a new topic's partition
+		// still elects its leader; a client sends again, as here.
+		for deadline := time.Now().Add(10 * time.Second); fr.Reply.Status == wire.ErrTransientNotAccepted.Code && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+			fr = f.SendMessages(body)
+		}
 		var rep wire.SendMessagesReply
 		if fr.Reply.Status != 0 || rep.Decode(fr.Body) != nil || len(rep.Confirmations) != 1 {
 			t.Fatalf("send %d through the follower answered %v", i, fr)
