@@ -5,6 +5,8 @@ import (
 	"hash/crc32"
 	"math"
 	"net"
+
+	"google.golang.org/protobuf/proto"
 )
 
 // vecMinBytes is the size from which the data of an envelope that
@@ -51,6 +53,34 @@ func (p *peer) encodeVec(buf []byte, q []Envelope, vecMin int) ([]byte, []extDat
 		n := 0
 		for len(q) > 0 && n < maxBatchEnvelopes {
 			e := q[0]
+			if e.Kind == KindRaft && e.Msg != nil && hasLargeEntry(e.Msg, vecMin) {
+				head := msgHead(e.Msg)
+				body := msgVecSize(e.Msg, proto.Size(head))
+				size := uvarintLen(e.Group) + 1 + uvarintLen(uint64(body)) + body
+				if size+1+5 > limit {
+					dropped = append(dropped, e)
+					q = q[1:]
+					continue
+				}
+				if len(buf)+extBytes-start-frameHeaderBytes+size > limit && n > 0 {
+					break
+				}
+				at, atExt := len(buf), len(ext)
+				buf = putEnvelopeHead(buf, e.Group, e.Kind, body)
+				var moved int
+				var err error
+				buf, ext, moved, err = appendMsgVec(buf, ext, e.Msg, head, vecMin)
+				if err != nil {
+					buf, ext = buf[:at], ext[:atExt]
+					dropped = append(dropped, e)
+					q = q[1:]
+					continue
+				}
+				extBytes += moved
+				q = q[1:]
+				n++
+				continue
+			}
 			size, body := envelopeSize(e)
 			if size+1+5 > limit {
 				dropped = append(dropped, e)

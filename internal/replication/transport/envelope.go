@@ -169,11 +169,14 @@ func decodeBatchAlias(p []byte, aliasMin int) (out []Envelope, aliased bool, err
 				msgs = make([]raftpb.Message, min(n-i, msgChunk))
 			}
 			e.Msg, msgs = &msgs[0], msgs[1:]
-			// Unmarshal copies the entries' data out of p, so the reader
-			// may reuse its frame buffer.
-			if err := proto.Unmarshal(body, e.Msg); err != nil {
+			// Entry data of at least aliasMin bytes stays in p; the rest
+			// is copied, so the reader reuses its frame buffer unless
+			// something was left in it.
+			a, err := decodeMsgAlias(body, e.Msg, aliasMin)
+			if err != nil {
 				return nil, false, fmt.Errorf("%w: %w", errBadBatch, err)
 			}
+			aliased = aliased || a
 		}
 		out = append(out, e)
 	}
