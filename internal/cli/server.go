@@ -107,6 +107,7 @@ func runServer(cmd *cobra.Command, env Env, f serverFlags) error {
 		}
 	}
 	ctx := cmd.Context()
+	tuneGC(env.Environ)
 	stopProf, err := startProfiles(env.Environ)
 	if err != nil {
 		return err
