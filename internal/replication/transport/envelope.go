@@ -53,8 +53,9 @@ type Envelope struct {
 	Group uint64
 	Kind  Kind
 	Msg   *raftpb.Message
-	// Data is the body of a kind that CarriesData. A decoded Data is
-	// the receiver's own copy.
+	// Data is the body of a kind that CarriesData. A decoded Data (and
+	// a decoded raft entry's data) is the receiver's own: a copy, or, from
+	// 64 KiB, the frame it arrived in, which the reader does not reuse.
 	Data []byte
 	// Prefix, when set, is sent right before Data as part of the same
 	// body (the receiver gets one Data): a small header put in front of
@@ -129,8 +130,9 @@ func decodeBatch(p []byte) ([]Envelope, error) {
 }
 
 // decodeBatchAlias is decodeBatch that leaves a Data of at least
-// aliasMin bytes in p instead of copying it; aliased says whether it did
-// (the reader then does not reuse p's buffer).
+// aliasMin bytes, and the data of a raft entry of that size
+// (decodeMsgAlias), in p instead of copying it; aliased says whether it
+// did (the reader then does not reuse p's buffer).
 func decodeBatchAlias(p []byte, aliasMin int) (out []Envelope, aliased bool, err error) {
 	n, k := binary.Uvarint(p)
 	if k <= 0 || n > maxBatchEnvelopes || n > uint64(len(p)) {
