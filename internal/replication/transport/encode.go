@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 
+	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -53,35 +54,17 @@ func (p *peer) encodeVec(buf []byte, q []Envelope, vecMin int) ([]byte, []extDat
 		n := 0
 		for len(q) > 0 && n < maxBatchEnvelopes {
 			e := q[0]
+			// A raft message with large entries leaves their data out
+			// (msgvec.go): head is the message without them.
+			var head *raftpb.Message
+			var size, body int
 			if e.Kind == KindRaft && e.Msg != nil && hasLargeEntry(e.Msg, vecMin) {
-				head := msgHead(e.Msg)
-				body := msgVecSize(e.Msg, proto.Size(head))
-				size := uvarintLen(e.Group) + 1 + uvarintLen(uint64(body)) + body
-				if size+1+5 > limit {
-					dropped = append(dropped, e)
-					q = q[1:]
-					continue
-				}
-				if len(buf)+extBytes-start-frameHeaderBytes+size > limit && n > 0 {
-					break
-				}
-				at, atExt := len(buf), len(ext)
-				buf = putEnvelopeHead(buf, e.Group, e.Kind, body)
-				var moved int
-				var err error
-				buf, ext, moved, err = appendMsgVec(buf, ext, e.Msg, head, vecMin)
-				if err != nil {
-					buf, ext = buf[:at], ext[:atExt]
-					dropped = append(dropped, e)
-					q = q[1:]
-					continue
-				}
-				extBytes += moved
-				q = q[1:]
-				n++
-				continue
+				head = msgHead(e.Msg)
+				body = msgVecSize(e.Msg, proto.Size(head))
+				size = uvarintLen(e.Group) + 1 + uvarintLen(uint64(body)) + body
+			} else {
+				size, body = envelopeSize(e)
 			}
-			size, body := envelopeSize(e)
 			if size+1+5 > limit {
 				dropped = append(dropped, e)
 				q = q[1:]
@@ -90,24 +73,28 @@ func (p *peer) encodeVec(buf []byte, q []Envelope, vecMin int) ([]byte, []extDat
 			if len(buf)+extBytes-start-frameHeaderBytes+size > limit && n > 0 {
 				break
 			}
-			if e.Kind.CarriesData() && len(e.Data) >= vecMin {
-				buf = binary.AppendUvarint(buf, e.Group)
-				buf = append(buf, byte(e.Kind))
-				buf = binary.AppendUvarint(buf, uint64(body))
-				buf = append(buf, e.Prefix...)
+			var err error
+			switch {
+			case head != nil:
+				at, atExt := len(buf), len(ext)
+				var moved int
+				buf, ext, moved, err = appendMsgVec(putEnvelopeHead(buf, e.Group, e.Kind, body), ext, e.Msg, head, vecMin)
+				if err != nil {
+					buf, ext = buf[:at], ext[:atExt]
+				}
+				extBytes += moved
+			case e.Kind.CarriesData() && len(e.Data) >= vecMin:
+				buf = append(putEnvelopeHead(buf, e.Group, e.Kind, body), e.Prefix...)
 				ext = append(ext, extData{at: len(buf), data: e.Data})
 				extBytes += len(e.Data)
-				q = q[1:]
-				n++
-				continue
-			}
-			var err error
-			if buf, err = appendEnvelope(buf, e, body); err != nil {
-				dropped = append(dropped, e)
-				q = q[1:]
-				continue
+			default:
+				buf, err = appendEnvelope(buf, e, body)
 			}
 			q = q[1:]
+			if err != nil {
+				dropped = append(dropped, e)
+				continue
+			}
 			n++
 		}
 		if n == 0 {

@@ -210,35 +210,3 @@ func FuzzDecodeMsgAlias(f *testing.F) {
 		}
 	})
 }
-
-// BenchmarkEncodeMsgApp1MiBVec is BenchmarkEncodeMsgApp1MiB as the
-// writer now encodes it: the entry's data is left out of the buffer.
-func BenchmarkEncodeMsgApp1MiBVec(b *testing.B) {
-	p := &peer{t: &Transport{cfg: Config{MaxFrameBytes: DefaultMaxFrameBytes}}}
-	q := []Envelope{msgApp1MiB()}
-	var buf []byte
-	b.ReportAllocs()
-	b.SetBytes(1 << 20)
-	for b.Loop() {
-		var frames int
-		buf, _, frames, _ = p.encodeVec(buf[:0], q, vecMinBytes)
-		if frames != 1 {
-			b.Fatalf("frames %d", frames)
-		}
-	}
-}
-
-// BenchmarkDecodeMsgApp1MiBAlias is the reader's decode of it.
-func BenchmarkDecodeMsgApp1MiBAlias(b *testing.B) {
-	p := &peer{t: &Transport{cfg: Config{MaxFrameBytes: DefaultMaxFrameBytes}}}
-	buf, _, _ := p.encode(nil, []Envelope{msgApp1MiB()})
-	payload := buf[frameHeaderBytes+1:]
-	b.ReportAllocs()
-	b.SetBytes(1 << 20)
-	for b.Loop() {
-		envs, _, err := decodeBatchAlias(payload, vecMinBytes)
-		if err != nil || len(envs) != 1 {
-			b.Fatalf("decode: %v, %d envelopes", err, len(envs))
-		}
-	}
-}
