@@ -4,6 +4,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iggo-dev/iggo/internal/config"
 	"github.com/iggo-dev/iggo/internal/itest"
@@ -45,7 +46,18 @@ func TestClusterPartitions(t *testing.T) {
 			CaughtUp  []int  `json:"caught_up"`
 		} `json:"partitions"`
 	}
-	e.okJSON(&v, "cluster", "partitions", "-o", "json")
+	// A new topic's partition groups elect their leader a moment after
+	// the reply: wait (bounded) until the map shows one for each.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		e.okJSON(&v, "cluster", "partitions", "-o", "json")
+		led := len(v.Partitions) == 2
+		for _, p := range v.Partitions {
+			led = led && p.Leader != nil && len(p.CaughtUp) == 1
+		}
+		if led || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(v.Nodes) != 1 || v.Nodes[0].Name != "solo" || v.Nodes[0].Address != e.srv.Addr {
 		t.Fatalf("nodes %+v, want solo at %s", v.Nodes, e.srv.Addr)
 	}
