@@ -2,11 +2,13 @@ package transport
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"net"
 
 	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -195,4 +197,44 @@ func putUvarint5(b []byte, v uint64) {
 		v >>= 7
 	}
 	b[4] = byte(v & 0x7f)
+}
+
+// appendMsgVec appends m's encoding (head, then every entry) to buf;
+// the data of an entry of at least vecMin bytes is not copied but added
+// to ext at its position. It returns the buffers and the bytes left to
+// ext.
+func appendMsgVec(buf []byte, ext []extData, m, head *raftpb.Message, vecMin int) ([]byte, []extData, int, error) {
+	buf, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(buf, head)
+	if err != nil {
+		return buf, ext, 0, fmt.Errorf("marshal raft message: %w", err)
+	}
+	extBytes := 0
+	for _, e := range m.Entries {
+		buf = protowire.AppendTag(buf, msgFieldEntries, protowire.BytesType)
+		buf = protowire.AppendVarint(buf, uint64(entryFieldsSize(e)))
+		if e.Type != nil {
+			buf = protowire.AppendTag(buf, entFieldType, protowire.VarintType)
+			buf = protowire.AppendVarint(buf, uint64(*e.Type))
+		}
+		if e.Term != nil {
+			buf = protowire.AppendTag(buf, entFieldTerm, protowire.VarintType)
+			buf = protowire.AppendVarint(buf, *e.Term)
+		}
+		if e.Index != nil {
+			buf = protowire.AppendTag(buf, entFieldIndex, protowire.VarintType)
+			buf = protowire.AppendVarint(buf, *e.Index)
+		}
+		if e.Data == nil {
+			continue
+		}
+		buf = protowire.AppendTag(buf, entFieldData, protowire.BytesType)
+		buf = protowire.AppendVarint(buf, uint64(len(e.Data)))
+		if len(e.Data) >= vecMin {
+			ext = append(ext, extData{at: len(buf), data: e.Data})
+			extBytes += len(e.Data)
+			continue
+		}
+		buf = append(buf, e.Data...)
+	}
+	return buf, ext, extBytes, nil
 }

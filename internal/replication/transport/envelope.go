@@ -187,3 +187,10 @@ func decodeBatchAlias(p []byte, aliasMin int) (out []Envelope, aliased bool, err
 	}
 	return out, aliased, nil
 }
+
+// putEnvelopeHead appends an envelope's group, kind and body length.
+func putEnvelopeHead(buf []byte, group uint64, kind Kind, body int) []byte {
+	buf = binary.AppendUvarint(buf, group)
+	buf = append(buf, byte(kind))
+	return binary.AppendUvarint(buf, uint64(body))
+}

@@ -1,9 +1,6 @@
 package transport
 
 import (
-	"encoding/binary"
-	"fmt"
-
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -13,7 +10,8 @@ import (
 // A raft message whose entries carry large data (a leader's append of
 // client batches) is not marshalled into the writer's buffer: the
 // message without its entries is, and each entry is appended by hand
-// with its data left where it lies (an extData of the vectored write).
+// with its data left where it lies (an extData of the vectored write,
+// appendMsgVec in encode.go).
 // The bytes on the wire are a valid protobuf encoding of the whole
 // message (fields may come in any order and repeated fields concatenate),
 // so any decoder reads them; the receiving reader decodes the entries by
@@ -82,46 +80,6 @@ func msgVecSize(m *raftpb.Message, headSize int) int {
 		n += protowire.SizeTag(msgFieldEntries) + protowire.SizeBytes(entryFieldsSize(e))
 	}
 	return n
-}
-
-// appendMsgVec appends m's encoding (head, then every entry) to buf;
-// the data of an entry of at least vecMin bytes is not copied but added
-// to ext at its position. It returns the buffers and the bytes left to
-// ext.
-func appendMsgVec(buf []byte, ext []extData, m, head *raftpb.Message, vecMin int) ([]byte, []extData, int, error) {
-	buf, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(buf, head)
-	if err != nil {
-		return buf, ext, 0, fmt.Errorf("marshal raft message: %w", err)
-	}
-	extBytes := 0
-	for _, e := range m.Entries {
-		buf = protowire.AppendTag(buf, msgFieldEntries, protowire.BytesType)
-		buf = protowire.AppendVarint(buf, uint64(entryFieldsSize(e)))
-		if e.Type != nil {
-			buf = protowire.AppendTag(buf, entFieldType, protowire.VarintType)
-			buf = protowire.AppendVarint(buf, uint64(*e.Type))
-		}
-		if e.Term != nil {
-			buf = protowire.AppendTag(buf, entFieldTerm, protowire.VarintType)
-			buf = protowire.AppendVarint(buf, *e.Term)
-		}
-		if e.Index != nil {
-			buf = protowire.AppendTag(buf, entFieldIndex, protowire.VarintType)
-			buf = protowire.AppendVarint(buf, *e.Index)
-		}
-		if e.Data == nil {
-			continue
-		}
-		buf = protowire.AppendTag(buf, entFieldData, protowire.BytesType)
-		buf = protowire.AppendVarint(buf, uint64(len(e.Data)))
-		if len(e.Data) >= vecMin {
-			ext = append(ext, extData{at: len(buf), data: e.Data})
-			extBytes += len(e.Data)
-			continue
-		}
-		buf = append(buf, e.Data...)
-	}
-	return buf, ext, extBytes, nil
 }
 
 // decodeMsgAlias decodes a raft message into m, leaving the data of
@@ -235,11 +193,4 @@ func decodeEntryAlias(b []byte, aliasMin int) (e *raftpb.Entry, aliased, ok bool
 		}
 	}
 	return e, aliased, true
-}
-
-// putEnvelopeHead appends an envelope's group, kind and body length.
-func putEnvelopeHead(buf []byte, group uint64, kind Kind, body int) []byte {
-	buf = binary.AppendUvarint(buf, group)
-	buf = append(buf, byte(kind))
-	return binary.AppendUvarint(buf, uint64(body))
 }
