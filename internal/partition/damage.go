@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -25,10 +26,10 @@ const (
 	damageSourceRead = "read"
 )
 
-// logReadDamage logs range d of partition id of t, which a read just
-// found and quarantined (storage.Options.DamageFound), counts it, and in
-// cluster mode starts the replica's rebuild.
-func (p *Plane) logReadDamage(t catalog.TopicRef, id uint32, d storage.Damage) {
+// readDamage logs range d of partition id of t, which a read just found
+// and quarantined (storage.Options.DamageFound), counts it, and hands it
+// to p.damaged (in cluster mode: the replica's rebuild, rebuild.go).
+func (p *Plane) readDamage(t catalog.TopicRef, id uint32, d storage.Damage) {
 	p.log.Error("damaged records quarantined: they are not served",
 		"stream", t.StreamID, "topic", t.TopicID, "partition", id,
 		"file", d.Path, "pos", d.Pos, "bytes", d.Len, "first_offset", d.First, "last_offset", d.Last,
@@ -36,9 +37,8 @@ func (p *Plane) logReadDamage(t catalog.TopicRef, id uint32, d storage.Damage) {
 	if o := p.opts.ScrubObserver; o != nil {
 		o.DamageFound(damageSourceRead, 1)
 	}
-	// Cluster mode: the replica is rebuilt from its peers. Off the read
-	// path, which must not wait for the plane's lock.
-	go p.RebuildDamaged(t, id, []storage.Damage{d})
+	// Off the read path, which must not wait for the plane's lock.
+	go p.damaged(t, id, []storage.Damage{d})
 }
 
 // logOpenDamage logs the quarantine of partition id of t just opened.
@@ -116,3 +116,11 @@ func (p *Plane) DamagedPartitions() []PartitionDamage {
 
 // DamagedRecords is the number of offsets pd quarantines.
 func (pd PartitionDamage) DamagedRecords() uint64 { return damagedRecords(pd.Damage) }
+
+// damageError describes the quarantined ranges d of a partition (the
+// first one in full) as the reason of its rebuild.
+func damageError(d []storage.Damage) error {
+	f := d[0]
+	return fmt.Errorf("%d damaged record range(s), the first in %s at byte %d (+%d), offsets %d..%d: %s",
+		len(d), f.Path, f.Pos, f.Len, f.First, f.Last, f.Reason)
+}

@@ -9,9 +9,7 @@ import (
 	"strconv"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
-	"github.com/iggo-dev/iggo/internal/partition/commit"
 	"github.com/iggo-dev/iggo/internal/storage"
-	"github.com/iggo-dev/iggo/wire"
 )
 
 // CreatePartitions implements catalog.Data: it opens (creating or
@@ -46,57 +44,11 @@ func (p *Plane) CreatePartitions(t catalog.TopicRef, ids []uint32) error {
 		if !p.mode.holds(replicas) {
 			continue // placed on other nodes
 		}
-		p.openPartition(tp, t, id, replicas, false, &errs)
+		if reason := p.openPartition(tp, t, id, replicas, false, &errs); reason != nil {
+			p.startRebuild(tp, id, reason)
+		}
 	}
 	return errors.Join(errs...)
-}
-
-// openPartition opens partition id of tp and registers it (Plane.mu
-// held); failures are added to errs.
-func (p *Plane) openPartition(tp *topic, t catalog.TopicRef, id uint32, replicas []uint8, joining bool, errs *[]error) {
-	part := &partition{id: id, dir: p.PartitionDir(t, id), window: commit.NewWindow(p.opts.WindowClients)}
-	opts := p.storageOptions(t.Settings, id)
-	opts.DamageFound = func(d storage.Damage) { p.logReadDamage(t, id, d) }
-	log, err := storage.Open(part.dir, opts)
-	if err != nil {
-		if errors.Is(err, storage.ErrCorrupt) && !joining && p.canRebuild() {
-			// Cluster mode: the peers hold the data; rebuild from them.
-			part.broken = err
-			tp.parts[id] = part
-			p.startRebuild(tp, id, err)
-			return
-		}
-		if errors.Is(err, storage.ErrCorrupt) {
-			p.log.Error("partition stopped: its data is corrupt and will not be served",
-				"stream", t.StreamID, "topic", t.TopicID, "partition", id, "dir", part.dir, "err", err)
-			part.broken = err
-			tp.parts[id] = part
-			return
-		}
-		*errs = append(*errs, fmt.Errorf("open partition %d/%d/%d: %w", t.StreamID, t.TopicID, id, err))
-		tp.unopened[id] = struct{}{}
-		return
-	}
-	if d := log.Damaged(); len(d) > 0 && !joining && p.canRebuild() {
-		// Cluster mode: records were quarantined at open; the peers hold
-		// them, so the whole replica is rebuilt from them.
-		if err := log.Close(); err != nil {
-			p.log.Warn("close damaged partition", "dir", part.dir, "err", err)
-		}
-		part.broken = damageError(d)
-		tp.parts[id] = part
-		p.startRebuild(tp, id, part.broken)
-		return
-	}
-	p.logOpenDamage(t, id, part.dir, log.Damaged())
-	if !p.attachCrypt(tp, part, log, errs) {
-		return
-	}
-	delete(tp.unopened, id)
-	part.log = log
-	tp.parts[id] = part
-	part.commit = p.mode.open(tp.ref, part, replicas, joining)
-	part.commit.WantPurge(t.PurgedAt)
 }
 
 // SetReplicas implements catalog.Placer: after a replica move changed
@@ -263,28 +215,4 @@ func (p *Plane) PartitionStats(t catalog.TopicRef, partitionID uint32) catalog.P
 		out.CurrentOffset = st.NextOffset - 1
 	}
 	return out
-}
-
-// storageOptions maps the topic settings to the storage options.
-func (p *Plane) storageOptions(s wire.TopicSettings, id uint32) storage.Options {
-	seg := int64(s.SegmentSize)
-	if s.SegmentSize == 0 || s.SegmentSize > 1<<40 {
-		seg = 0 // storage default
-	}
-	return storage.Options{
-		Format:         commit.BatchFormat{PartitionID: uint64(id)},
-		SegmentBytes:   seg,
-		Preallocate:    s.PreallocateSegments,
-		Fsync:          s.EnforceFsync,
-		Held:           p.mode.held(),
-		OffsetsFsync:   s.ConsumerOffsetFsync,
-		FlushMessages:  uint64(s.MessagesRequiredToSave),
-		FlushBytes:     s.SizeOfMessagesRequiredToSave,
-		FlushInterval:  p.opts.FlushInterval,
-		MaxRecordBytes: p.opts.MaxFrameBytes,
-		VerifySealed:   p.opts.VerifySealed,
-		Clock:          p.opts.Clock,
-		Observer:       p.opts.StorageObserver,
-		OnDisk:         p.onDisk,
-	}
 }

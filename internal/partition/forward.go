@@ -36,8 +36,8 @@ import (
 // (its proposal's, replicated's proposeTimeout) and the two hops.
 const forwardTimeout = 10 * time.Second
 
-// forwarded is a request another node forwarded here (ServeForwarded).
-type forwarded struct {
+// remoteRequest is a request another node forwarded here (ServeForwarded).
+type remoteRequest struct {
 	// partition is the partition the forwarding node routed it to.
 	partition uint32
 	// notLeader is set when this node does not lead that partition:
@@ -53,7 +53,7 @@ type forwarded struct {
 // it was answered (forwarded, or refused as forwarded to the wrong node).
 // A topic or partition this node cannot resolve runs here, where the
 // handler answers the resolution error.
-func (p *Plane) routeRead(x *dispatch.Exchange, fwd *forwarded, stream, topic wire.Identifier, opt wire.OptPartition) bool {
+func (p *Plane) routeRead(x *dispatch.Exchange, fwd *remoteRequest, stream, topic wire.Identifier, opt wire.OptPartition) bool {
 	cat := p.catalog()
 	if p.opts.Forwarder == nil || cat == nil {
 		return false
@@ -77,7 +77,7 @@ func (p *Plane) routeRead(x *dispatch.Exchange, fwd *forwarded, stream, topic wi
 // x was answered, by the leader through a forward, or, for a request
 // forwarded here that this node does not lead, by nothing at all
 // (fwd.notLeader tells ServeForwarded).
-func (p *Plane) elsewhere(x *dispatch.Exchange, fwd *forwarded, ref catalog.TopicRef, pid uint32) bool {
+func (p *Plane) elsewhere(x *dispatch.Exchange, fwd *remoteRequest, ref catalog.TopicRef, pid uint32) bool {
 	f := p.opts.Forwarder
 	if f == nil {
 		return false

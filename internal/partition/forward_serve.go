@@ -39,7 +39,7 @@ func (p *Plane) ServeForwarded(ctx context.Context, from replication.NodeID, pay
 		x.Info, _ = wire.CommandForOperation(req.header.Operation)
 	}
 	defer x.Reset()
-	fwd := &forwarded{partition: req.partition}
+	fwd := &remoteRequest{partition: req.partition}
 	handler(x, fwd)
 	if fwd.notLeader {
 		out := make([]byte, 10)
@@ -57,7 +57,7 @@ func (p *Plane) ServeForwarded(ctx context.Context, from replication.NodeID, pay
 }
 
 // forwardedHandler is the handler of a forwarded command.
-func (p *Plane) forwardedHandler(code wire.Command) func(*dispatch.Exchange, *forwarded) {
+func (p *Plane) forwardedHandler(code wire.Command) func(*dispatch.Exchange, *remoteRequest) {
 	switch code {
 	case wire.CmdSendMessages:
 		return p.sendAt

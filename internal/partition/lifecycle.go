@@ -33,6 +33,7 @@ func New(opts Options) (*Plane, error) {
 		opts.RetentionInterval = DefaultRetentionInterval
 	}
 	p := &Plane{opts: opts, log: opts.Logger, topics: map[uint64]*topic{}, stop: make(chan struct{})}
+	p.damaged = p.RebuildDamaged
 	p.mode = localMode{p}
 	if opts.Replicator != nil {
 		p.mode = newReplicatedMode(p)

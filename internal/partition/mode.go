@@ -87,3 +87,9 @@ func (p *Plane) LeaderPreference(g replication.GroupID) []replication.NodeID {
 	}
 	return nil
 }
+
+// canRebuild reports whether this plane rebuilds damaged replicas.
+func (p *Plane) canRebuild() bool {
+	m, ok := p.mode.(replicatedMode)
+	return ok && m.set.CanRebuild()
+}

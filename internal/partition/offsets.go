@@ -26,7 +26,7 @@ func (p *Plane) getOffset(x *dispatch.Exchange) { p.getOffsetAt(x, nil) }
 
 // getOffsetAt serves GET_CONSUMER_OFFSET received from a client (fwd
 // nil) or forwarded by another node (forward.go).
-func (p *Plane) getOffsetAt(x *dispatch.Exchange, fwd *forwarded) {
+func (p *Plane) getOffsetAt(x *dispatch.Exchange, fwd *remoteRequest) {
 	var req wire.GetConsumerOffset
 	if err := req.Decode(x.Body); err != nil {
 		x.Deny(wire.ErrInvalidCommand.Code)
@@ -106,7 +106,7 @@ func (p *Plane) storeOffset(x *dispatch.Exchange) { p.storeOffsetAt(x, nil) }
 
 // storeOffsetAt serves STORE_CONSUMER_OFFSET received from a client (fwd
 // nil) or forwarded by another node (forward.go).
-func (p *Plane) storeOffsetAt(x *dispatch.Exchange, fwd *forwarded) {
+func (p *Plane) storeOffsetAt(x *dispatch.Exchange, fwd *remoteRequest) {
 	var req wire.StoreConsumerOffset
 	if err := req.Decode(x.Body); err != nil {
 		x.Deny(wire.ErrInvalidCommand.Code)
@@ -159,7 +159,7 @@ func (p *Plane) deleteOffset(x *dispatch.Exchange) { p.deleteOffsetAt(x, nil) }
 
 // deleteOffsetAt serves DELETE_CONSUMER_OFFSET received from a client
 // (fwd nil) or forwarded by another node (forward.go).
-func (p *Plane) deleteOffsetAt(x *dispatch.Exchange, fwd *forwarded) {
+func (p *Plane) deleteOffsetAt(x *dispatch.Exchange, fwd *remoteRequest) {
 	var req wire.DeleteConsumerOffset
 	if err := req.Decode(x.Body); err != nil {
 		x.Deny(wire.ErrInvalidCommand.Code)

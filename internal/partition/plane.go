@@ -136,6 +136,10 @@ type Plane struct {
 
 	// mode makes and unmakes the partitions' committers (mode.go).
 	mode mode
+	// damaged reacts to damage found in a replica while it runs (a read,
+	// a scrub): RebuildDamaged, set by New. It is a field so that the
+	// files opening partitions need not know the rebuild that reacts.
+	damaged func(t catalog.TopicRef, id uint32, found []storage.Damage)
 	// rebuilding holds the partition groups whose damaged replica is
 	// being rebuilt here, with the rebuild's number (rebuild.go); guarded
 	// by mu.

@@ -26,7 +26,7 @@ func (p *Plane) poll(x *dispatch.Exchange) { p.pollAt(x, nil) }
 
 // pollAt serves a poll received from a client (fwd nil) or forwarded by
 // another node (forward.go).
-func (p *Plane) pollAt(x *dispatch.Exchange, fwd *forwarded) {
+func (p *Plane) pollAt(x *dispatch.Exchange, fwd *remoteRequest) {
 	var req wire.PollMessages
 	if err := req.Decode(x.Body); err != nil {
 		// semantics.md §4.2: an undecodable request gets the empty head.

@@ -74,12 +74,6 @@ func (p *Plane) RebuildGroup(g replication.GroupID, reason error) bool {
 	return false
 }
 
-// canRebuild reports whether this plane rebuilds damaged replicas.
-func (p *Plane) canRebuild() bool {
-	m, ok := p.mode.(replicatedMode)
-	return ok && m.set.CanRebuild()
-}
-
 // startRebuild marks partition id of tp as being rebuilt and starts its
 // rebuild (Plane.mu held); false when it is not rebuilt.
 func (p *Plane) startRebuild(tp *topic, id uint32, reason error) bool {
@@ -250,14 +244,6 @@ func (p *Plane) ServeLeave(ctx context.Context, from replication.NodeID, payload
 		return nil, replicated.ErrNoRebuild
 	}
 	return m.set.ServeLeave(ctx, from, payload)
-}
-
-// damageError describes the quarantined ranges d of a partition (the
-// first one in full) as the reason of its rebuild.
-func damageError(d []storage.Damage) error {
-	f := d[0]
-	return fmt.Errorf("%d damaged record range(s), the first in %s at byte %d (+%d), offsets %d..%d: %s",
-		len(d), f.Path, f.Pos, f.Len, f.First, f.Last, f.Reason)
 }
 
 // RebuildDamaged is ReplicaDamaged for the damage a scrub found in

@@ -67,7 +67,7 @@ func (p *Plane) send(x *dispatch.Exchange) { p.sendAt(x, nil) }
 // another node (forward.go). In cluster mode the send is routed once its
 // partition is picked, and the send permission is checked where it
 // runs.
-func (p *Plane) sendAt(x *dispatch.Exchange, fwd *forwarded) {
+func (p *Plane) sendAt(x *dispatch.Exchange, fwd *remoteRequest) {
 	cat := p.catalog()
 	if cat == nil {
 		// No topic resolver (no metadata plane wired): not served.
