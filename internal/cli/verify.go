@@ -10,49 +10,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iggo-dev/iggo/client"
+	"github.com/iggo-dev/iggo/internal/httpapi"
 	"github.com/iggo-dev/iggo/wire"
 )
 
-// damagedRangeView is one damaged range of `iggo partition verify -o json`.
-type damagedRangeView struct {
-	FirstOffset uint64 `json:"first_offset"`
-	LastOffset  uint64 `json:"last_offset"`
-	File        string `json:"file"`
-	Position    uint64 `json:"position"`
-	Bytes       uint64 `json:"bytes"`
-	Reason      string `json:"reason"`
-}
-
-// partitionVerifyView is one partition of `iggo partition verify -o json`.
-type partitionVerifyView struct {
-	Partition uint32             `json:"partition"`
-	Status    string             `json:"status"`
-	Segments  uint32             `json:"segments"`
-	Records   uint64             `json:"records"`
-	Bytes     uint64             `json:"bytes"`
-	Error     string             `json:"error,omitempty"`
-	Damaged   []damagedRangeView `json:"damaged"`
-}
-
-// verifyView is the JSON view of `iggo partition verify`.
+// verifyView is the JSON view of `iggo partition verify`: the stream and
+// topic asked for, and the partitions as the HTTP API's
+// POST .../partitions/verify answers them.
 type verifyView struct {
-	Stream     string                `json:"stream"`
-	Topic      string                `json:"topic"`
-	Partitions []partitionVerifyView `json:"partitions"`
+	Stream string `json:"stream"`
+	Topic  string `json:"topic"`
+	httpapi.VerifyPartitions
 }
 
 func newVerifyView(stream, topic wire.Identifier, r *wire.VerifyPartitionReply) verifyView {
-	v := verifyView{Stream: stream.String(), Topic: topic.String(), Partitions: []partitionVerifyView{}}
-	for _, p := range r.Partitions {
-		pv := partitionVerifyView{Partition: p.PartitionID, Status: p.Status.String(), Segments: p.Segments,
-			Records: p.Records, Bytes: p.Bytes, Error: p.Error, Damaged: []damagedRangeView{}}
-		for _, d := range p.Damaged {
-			pv.Damaged = append(pv.Damaged, damagedRangeView{FirstOffset: d.First, LastOffset: d.Last, File: d.File,
-				Position: d.Pos, Bytes: d.Len, Reason: d.Reason})
-		}
-		v.Partitions = append(v.Partitions, pv)
-	}
-	return v
+	return verifyView{Stream: stream.String(), Topic: topic.String(), VerifyPartitions: httpapi.VerifyJSON(r)}
 }
 
 // writeVerify writes the readable result: one line per partition, then

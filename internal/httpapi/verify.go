@@ -38,8 +38,9 @@ type VerifyPartitions struct {
 	Partitions []PartitionVerify `json:"partitions"`
 }
 
-// verifyJSON renders a VERIFY_PARTITION reply.
-func verifyJSON(r *wire.VerifyPartitionReply) VerifyPartitions {
+// VerifyJSON renders a VERIFY_PARTITION reply as the route answers it
+// (`iggo partition verify -o json` prints the same document).
+func VerifyJSON(r *wire.VerifyPartitionReply) VerifyPartitions {
 	out := VerifyPartitions{Partitions: []PartitionVerify{}}
 	for _, p := range r.Partitions {
 		pv := PartitionVerify{Partition: p.PartitionID, Status: p.Status.String(), Segments: p.Segments,
@@ -76,5 +77,5 @@ func (c *call) verifyPartitions() error {
 	if err := decodeReply(out.payload, &r); err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, verifyJSON(&r))
+	return c.json(http.StatusOK, VerifyJSON(&r))
 }
