@@ -40,17 +40,30 @@ func startClusterSettings(t *testing.T, n int, c *encryption.Cipher, s wire.Topi
 	t.Helper()
 	ref := clusterRef
 	ref.Settings = s
+	return startNodes(t, n, ref, func(_ int, r *testReplicator) Options {
+		return Options{Dir: t.TempDir(), Replicator: r, Cipher: c}
+	}, nil)
+}
+
+// startNodes starts n replicas of partition 0 of ref on one test network
+// and creates it on each: opts gives node i's plane options, and serve
+// (when set) registers node i's call handlers once its host runs.
+func startNodes(t *testing.T, n int, ref catalog.TopicRef, opts func(i int, r *testReplicator) Options, serve func(r *testReplicator, p *Plane)) (*testNet, []*testNode) {
+	t.Helper()
 	net := newTestNet()
 	var voters []replication.NodeID
 	for i := range n {
 		voters = append(voters, replication.NodeID(i))
 	}
-	topics := &fakeTopics{ref: clusterRef, ids: []uint32{0}}
+	topics := &fakeTopics{ref: ref, ids: []uint32{0}}
 	nodes := make([]*testNode, n)
 	for i := range n {
 		r := &testReplicator{self: replication.NodeID(i), voters: voters}
-		p := newClusterPlaneOpts(t, Options{Dir: t.TempDir(), Replicator: r, Cipher: c}, topics)
+		p := newClusterPlaneOpts(t, opts(i, r), topics)
 		startHost(t, net, r, voters)
+		if serve != nil {
+			serve(r, p)
+		}
 		nodes[i] = &testNode{id: r.self, plane: p, repl: r}
 	}
 	t.Cleanup(func() {

@@ -40,31 +40,9 @@ func (f hostForwarder) Forward(ctx context.Context, to replication.NodeID, paylo
 // that forward to each other.
 func startForwardingCluster(t *testing.T, n int) []*testNode {
 	t.Helper()
-	net := newTestNet()
-	var voters []replication.NodeID
-	for i := range n {
-		voters = append(voters, replication.NodeID(i))
-	}
-	topics := &fakeTopics{ref: clusterRef, ids: []uint32{0}}
-	nodes := make([]*testNode, n)
-	for i := range n {
-		r := &testReplicator{self: replication.NodeID(i), voters: voters}
-		p := newClusterPlaneOpts(t, Options{Dir: t.TempDir(), Replicator: r, Forwarder: hostForwarder{r}}, topics)
-		startHost(t, net, r, voters)
-		r.host().HandleCall(callForward, p.ServeForwarded)
-		nodes[i] = &testNode{id: r.self, plane: p, repl: r}
-	}
-	t.Cleanup(func() {
-		for _, nd := range nodes {
-			nd.host().Close()
-			nd.plane.Close()
-		}
-	})
-	for _, nd := range nodes {
-		if err := nd.plane.CreatePartitions(clusterRef, []uint32{0}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, nodes := startNodes(t, n, clusterRef, func(_ int, r *testReplicator) Options {
+		return Options{Dir: t.TempDir(), Replicator: r, Forwarder: hostForwarder{r}}
+	}, func(r *testReplicator, p *Plane) { r.host().HandleCall(callForward, p.ServeForwarded) })
 	return nodes
 }
 

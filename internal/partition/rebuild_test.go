@@ -53,33 +53,11 @@ func (o *countingObserver) ReplicaRebuilt() { o.rebuilt.Add(1) }
 // replicas, each answering leave calls.
 func startRebuildCluster(t *testing.T, n int) ([]*testNode, []*countingObserver) {
 	t.Helper()
-	net := newTestNet()
-	var voters []replication.NodeID
-	for i := range n {
-		voters = append(voters, replication.NodeID(i))
-	}
-	topics := &fakeTopics{ref: clusterRef, ids: []uint32{0}}
-	nodes := make([]*testNode, n)
 	obs := make([]*countingObserver, n)
-	for i := range n {
-		r := &testReplicator{self: replication.NodeID(i), voters: voters}
+	_, nodes := startNodes(t, n, clusterRef, func(i int, r *testReplicator) Options {
 		obs[i] = &countingObserver{}
-		p := newClusterPlaneOpts(t, Options{Dir: t.TempDir(), Replicator: rebuildReplicator{r}, RebuildObserver: obs[i]}, topics)
-		startHost(t, net, r, voters)
-		r.host().HandleCall(callLeaveTest, p.ServeLeave)
-		nodes[i] = &testNode{id: r.self, plane: p, repl: r}
-	}
-	t.Cleanup(func() {
-		for _, nd := range nodes {
-			nd.host().Close()
-			nd.plane.Close()
-		}
-	})
-	for _, nd := range nodes {
-		if err := nd.plane.CreatePartitions(clusterRef, []uint32{0}); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return Options{Dir: t.TempDir(), Replicator: rebuildReplicator{r}, RebuildObserver: obs[i]}
+	}, func(r *testReplicator, p *Plane) { r.host().HandleCall(callLeaveTest, p.ServeLeave) })
 	return nodes, obs
 }
 
