@@ -90,6 +90,11 @@ func msgVecSize(m *raftpb.Message, headSize int) int {
 // raft does not define, a repeated field) sends the whole body to
 // proto.Unmarshal, which copies.
 func decodeMsgAlias(body []byte, m *raftpb.Message, aliasMin int) (aliased bool, err error) {
+	if len(body) < aliasMin {
+		// No entry in it can be large (heartbeats, acknowledgements):
+		// one pass of proto.Unmarshal, not a scan first.
+		return false, proto.Unmarshal(body, m)
+	}
 	var (
 		entries []*raftpb.Entry
 		rest    []byte // every field but the entries, in order
@@ -114,7 +119,7 @@ func decodeMsgAlias(body []byte, m *raftpb.Message, aliasMin int) (aliased bool,
 			}
 			e, a, ok := decodeEntryAlias(v, aliasMin)
 			if !ok {
-				return false, unmarshalCopy(body, m)
+				return false, proto.Unmarshal(body, m) // it copies every byte it keeps
 			}
 			flush(p)
 			entries = append(entries, e)
@@ -133,7 +138,7 @@ func decodeMsgAlias(body []byte, m *raftpb.Message, aliasMin int) (aliased bool,
 	}
 	if entries == nil {
 		// No entry: the body is all rest.
-		return false, unmarshalCopy(body, m)
+		return false, proto.Unmarshal(body, m) // it copies every byte it keeps
 	}
 	flush(p)
 	if err := proto.Unmarshal(rest, m); err != nil {
@@ -141,11 +146,6 @@ func decodeMsgAlias(body []byte, m *raftpb.Message, aliasMin int) (aliased bool,
 	}
 	m.Entries = entries
 	return aliased, nil
-}
-
-// unmarshalCopy is proto.Unmarshal, which copies every byte it keeps.
-func unmarshalCopy(body []byte, m *raftpb.Message) error {
-	return proto.Unmarshal(body, m)
 }
 
 // decodeEntryAlias decodes one entry; ok false means it holds something
