@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/iggo-dev/iggo/internal/fileio"
@@ -64,26 +63,8 @@ func readRecordFile(path string) ([]byte, error) {
 	return payload, nil
 }
 
-// syncDir fsyncs directory dir so that creations, renames and removals in
-// it are durable. Windows cannot fsync a directory (and makes renames
-// durable on its own), so there it does nothing.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open dir %s: %w", dir, err)
-	}
-	serr := d.Sync()
-	if cerr := d.Close(); serr == nil {
-		serr = cerr
-	}
-	if serr != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, serr)
-	}
-	return nil
-}
+// syncDir fsyncs directory dir (fileio.SyncDir).
+func syncDir(dir string) error { return fileio.SyncDir(dir) }
 
 // removeTempFiles deletes the temp files an interrupted atomic write left.
 func removeTempFiles(dir string) error {
