@@ -2,13 +2,15 @@ package wire
 
 // Iggo's extension commands: cluster administration (1001, 1002, 1004),
 // the partition map (1003, cluster_partitions.go), session attachment
-// (1005) and partition verification (1006, verify_partition.go). They are not part of the reference protocol: their codes lie
-// above the reference's range (which ends at 606) and below the
-// dispatcher's limit of 1023; they are sent as NonReplicated requests like
-// reads, and only an Iggo server serves them (the cluster commands in
-// cluster mode only: a single node answers FeatureUnavailable; other
-// servers treat them as unknown codes). LookupCommand knows them;
-// Commands lists the reference's codes only.
+// (1005), partition verification (1006, verify_partition.go) and the
+// tiers of a topic's partitions (1007, partition_tiers.go). They are not
+// part of the reference protocol: their codes lie above the reference's
+// range (which ends at 606) and below the dispatcher's limit of 1023;
+// they are sent as NonReplicated requests like reads, and only an Iggo
+// server serves them (the cluster commands in cluster mode only: a single
+// node answers FeatureUnavailable; other servers treat them as unknown
+// codes). LookupCommand knows them; Commands lists the reference's codes
+// only.
 const (
 	// CmdClusterAddNode adds a node to the cluster at run time
 	// (ClusterNodeSpec body, empty reply): the node joins every raft group
@@ -27,6 +29,7 @@ var extensionTable = [...]CommandInfo{
 	read(CmdClusterRebalance, "CLUSTER_REBALANCE"),
 	read(CmdAttachSession, "ATTACH_SESSION"),
 	read(CmdVerifyPartition, "VERIFY_PARTITION"),
+	read(CmdPartitionTiers, "PARTITION_TIERS"),
 }
 
 // lookupExtension finds an extension command.

@@ -172,6 +172,7 @@ func TestExtensionCommandsLookup(t *testing.T) {
 		CmdClusterRebalance:  "CLUSTER_REBALANCE",
 		CmdAttachSession:     "ATTACH_SESSION",
 		CmdVerifyPartition:   "VERIFY_PARTITION",
+		CmdPartitionTiers:    "PARTITION_TIERS",
 	} {
 		info, ok := LookupCommand(code)
 		if !ok || info.Name != name || info.Operation != OpNonReplicated || info.Plane != PlaneRead {

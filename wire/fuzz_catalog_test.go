@@ -277,6 +277,7 @@ func FuzzTopicOptions(f *testing.F) {
 	}
 	f.Add(Options{StringOption(TopicOptSegmentSize, "1 MiB"), StringOption(TopicOptPreallocateSegments, "true")}.AppendTo(nil), uint32(1000))
 	f.Add(Options{StringOption(TopicOptMessageExpiry, "1h 5m"), Uint8Option(TopicOptCompressionAlgorithm, 2)}.AppendTo(nil), uint32(0))
+	f.Add(Options{StringOption(TopicOptLocalRetentionSize, "10 GiB"), StringOption(TopicOptLocalRetentionAge, "never")}.AppendTo(nil), uint32(1))
 	f.Fuzz(func(t *testing.T, data []byte, partitions uint32) {
 		var o Options
 		if o.Decode(data) != nil {

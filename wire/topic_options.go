@@ -57,6 +57,16 @@ const (
 	// persisted makes consumer-offset writes durable before their reply.
 	TopicOptDurability               = "durability"
 	TopicOptConsumerOffsetDurability = "consumer_offset_durability"
+	// TopicOptLocalRetentionSize is Iggo's key for the bytes of uploaded
+	// sealed segments each partition of the topic keeps on local disk
+	// with tiered storage (updatable; 0 = the server's
+	// tiered_storage.local_retention_size, u64::MAX = keep all).
+	TopicOptLocalRetentionSize = "local_retention_size"
+	// TopicOptLocalRetentionAge is Iggo's key for the age in microseconds
+	// past which uploaded sealed data is dropped from local disk with
+	// tiered storage (updatable; 0 = the server's
+	// tiered_storage.local_retention_age, u64::MAX = no age rule).
+	TopicOptLocalRetentionAge = "local_retention_age"
 )
 
 // Values of the durability keys.
@@ -78,6 +88,14 @@ const (
 	// SizeUnlimited is the max_topic_size meaning "unlimited" (u64::MAX);
 	// 0 means "server default", which is also unlimited.
 	SizeUnlimited uint64 = math.MaxUint64
+	// LocalRetentionKeepAll is the local_retention_size meaning "keep
+	// every uploaded sealed segment on local disk" (u64::MAX); 0 means
+	// the server's tiered_storage.local_retention_size.
+	LocalRetentionKeepAll uint64 = math.MaxUint64
+	// LocalRetentionNoAge is the local_retention_age meaning "no age
+	// rule" (u64::MAX); 0 means the server's
+	// tiered_storage.local_retention_age.
+	LocalRetentionNoAge uint64 = math.MaxUint64
 
 	// DefaultSegmentSize is the segment_size default: 1 GiB.
 	DefaultSegmentSize uint64 = 1 << 30
@@ -139,6 +157,10 @@ var topicCatalog = [...]OptionSpec{
 		Description: `"persisted": every saved batch is fsynced before it is acknowledged (the same as enforce_fsync = true); "replicated" (default): it is not`},
 	{Key: TopicOptEnforceFsync, Kind: OptionKindBool, Default: []byte{0},
 		Description: "fsync every saved batch before acknowledging it (the same as durability = \"persisted\")"},
+	{Key: TopicOptLocalRetentionAge, Kind: OptionKindUint64, Default: u64Bytes(0), Updatable: true,
+		Description: `tiered storage: uploaded sealed data older than this many microseconds is dropped from local disk; 0 = the server's tiered_storage.local_retention_age, u64::MAX = no age rule; a duration string such as "2 days" is accepted`},
+	{Key: TopicOptLocalRetentionSize, Kind: OptionKindUint64, Default: u64Bytes(0), Updatable: true,
+		Description: `tiered storage: bytes of uploaded sealed segments each partition keeps on local disk; 0 = the server's tiered_storage.local_retention_size, u64::MAX = keep all; a size string such as "10 GiB" is accepted`},
 	{Key: TopicOptMaxTopicSize, Kind: OptionKindUint64, Default: u64Bytes(SizeUnlimited), Updatable: true,
 		Description: `largest topic size in bytes before the oldest segments are removed; 0 = server default, u64::MAX = unlimited; a size string such as "1 GiB" is accepted`},
 	{Key: TopicOptMessageExpiry, Kind: OptionKindUint64, Default: u64Bytes(ExpiryNever), Updatable: true,
@@ -234,6 +256,14 @@ type TopicSettings struct {
 	// ReplicationFactor is the replica count of each partition in cluster
 	// mode; 0 means the cluster's default.
 	ReplicationFactor uint8
+	// LocalRetentionSize is local_retention_size in bytes: 0 = the
+	// server's tiered_storage.local_retention_size, LocalRetentionKeepAll
+	// = keep every uploaded sealed segment locally.
+	LocalRetentionSize uint64
+	// LocalRetentionAge is local_retention_age in microseconds: 0 = the
+	// server's tiered_storage.local_retention_age, LocalRetentionNoAge =
+	// no age rule.
+	LocalRetentionAge uint64
 }
 
 // DefaultTopicSettings returns the catalog defaults.
@@ -273,6 +303,10 @@ func (s *TopicSettings) option(key string) Option {
 		return BoolOption(key, s.PreallocateSegments)
 	case TopicOptReplicationFactor:
 		return Uint8Option(key, s.ReplicationFactor)
+	case TopicOptLocalRetentionSize:
+		return Uint64Option(key, s.LocalRetentionSize)
+	case TopicOptLocalRetentionAge:
+		return Uint64Option(key, s.LocalRetentionAge)
 	}
 	return Option{}
 }
@@ -344,6 +378,14 @@ func (s *TopicSettings) set(opt Option) error {
 		v, err := u8Value(opt)
 		s.ReplicationFactor = v
 		return err
+	case TopicOptLocalRetentionSize:
+		v, err := u64Value(opt, parseByteSize)
+		s.LocalRetentionSize = v
+		return err
+	case TopicOptLocalRetentionAge:
+		v, err := u64Value(opt, parseExpiry)
+		s.LocalRetentionAge = v
+		return err
 	}
 	return ErrUnsupportedOptionKey
 }
@@ -365,7 +407,10 @@ func (s *TopicSettings) set(opt Option) error {
 //   - enforce_fsync, preallocate_segments: false is a real value, never
 //     unset;
 //   - compression_algorithm: 0 is not a compression code (codes start at
-//     1), so Uint8 0 stays InvalidOptionValue (a choice).
+//     1), so Uint8 0 stays InvalidOptionValue (a choice);
+//   - local_retention_size, local_retention_age (Iggo's keys) are not
+//     among them: 0 is a real value, "the server's setting", so an update
+//     with 0 returns the topic to the server's tiered_storage value.
 func UnsetByZero(opt Option) bool {
 	switch opt.Key {
 	case TopicOptMessageExpiry:
@@ -540,6 +585,28 @@ func (t *TopicOptions) Update(o Options) error {
 		t.Derived = removeOption(t.Derived, opt.Key)
 	}
 	return nil
+}
+
+// CompleteDerived adds to Derived, with the value of its setting, every
+// catalog key that neither block holds, keeping Derived sorted: a topic
+// stored before a key existed (an older metadata snapshot) then reports
+// that key as a topic created now does. Derived is copied first when
+// anything is added.
+func (t *TopicOptions) CompleteDerived() {
+	copied := false
+	for _, spec := range topicCatalog {
+		if _, ok := t.Explicit.Get(spec.Key); ok {
+			continue
+		}
+		if _, ok := t.Derived.Get(spec.Key); ok {
+			continue
+		}
+		if !copied {
+			t.Derived = append(Options(nil), t.Derived...)
+			copied = true
+		}
+		t.Derived = putOption(t.Derived, t.Settings.option(spec.Key))
+	}
 }
 
 // putOption replaces or inserts opt, keeping o sorted by key.

@@ -20,6 +20,8 @@ func TestTopicCatalog(t *testing.T) {
 		{TopicOptConsumerOffsetDurability, OptionKindString, false},
 		{TopicOptDurability, OptionKindString, false},
 		{TopicOptEnforceFsync, OptionKindBool, false},
+		{TopicOptLocalRetentionAge, OptionKindUint64, true},
+		{TopicOptLocalRetentionSize, OptionKindUint64, true},
 		{TopicOptMaxTopicSize, OptionKindUint64, true},
 		{TopicOptMessageExpiry, OptionKindUint64, true},
 		{TopicOptMessagesRequiredToSave, OptionKindUint32, false},
@@ -131,7 +133,7 @@ func TestNewTopicOptionsDefaults(t *testing.T) {
 	s := got.Settings
 	if s.CompressionAlgorithm != CompressionNone || s.MessageExpiry != math.MaxUint64 || s.MaxTopicSize != math.MaxUint64 ||
 		s.SegmentSize != 1<<30 || s.EnforceFsync || s.MessagesRequiredToSave != 1024 ||
-		s.SizeOfMessagesRequiredToSave != 1<<20 || s.PreallocateSegments {
+		s.SizeOfMessagesRequiredToSave != 1<<20 || s.PreallocateSegments || s.LocalRetentionSize != 0 || s.LocalRetentionAge != 0 {
 		t.Errorf("defaults = %+v", s)
 	}
 }
@@ -166,6 +168,8 @@ func TestNewTopicOptionsCanonical(t *testing.T) {
 			StringOption(TopicOptConsumerOffsetDurability, DurabilityReplicated),
 			// The effective value: enforce_fsync = true is durability persisted.
 			StringOption(TopicOptDurability, DurabilityPersisted),
+			Uint64Option(TopicOptLocalRetentionAge, 0),
+			Uint64Option(TopicOptLocalRetentionSize, 0),
 			Uint64Option(TopicOptMaxTopicSize, SizeUnlimited),
 			BoolOption(TopicOptPreallocateSegments, false),
 			Uint8Option(TopicOptReplicationFactor, 0),
@@ -258,6 +262,20 @@ func TestNewTopicOptionsValues(t *testing.T) {
 		{"prealloc off ignores cap", Options{BoolOption(TopicOptPreallocateSegments, false)}, 1000, nil},
 		{"prealloc max partitions", Options{BoolOption(TopicOptPreallocateSegments, true)}, math.MaxUint32, ErrInvalidOptionValue},
 		{"prealloc string", Options{StringOption(TopicOptPreallocateSegments, "TRUE")}, 1, nil},
+		// local_retention_size, local_retention_age
+		{"local size uint64", Options{u64(TopicOptLocalRetentionSize, 10<<30)}, 1, nil},
+		{"local size zero", Options{u64(TopicOptLocalRetentionSize, 0)}, 1, nil},
+		{"local size keep all", Options{u64(TopicOptLocalRetentionSize, LocalRetentionKeepAll)}, 1, nil},
+		{"local size string", Options{StringOption(TopicOptLocalRetentionSize, "10 GiB")}, 1, nil},
+		{"local size string unlimited", Options{StringOption(TopicOptLocalRetentionSize, "unlimited")}, 1, nil},
+		{"local size string bad", Options{StringOption(TopicOptLocalRetentionSize, "lots")}, 1, ErrInvalidOptionValue},
+		{"local size uint32 kind", Options{Uint32Option(TopicOptLocalRetentionSize, 1)}, 1, ErrInvalidOptionValue},
+		{"local age uint64", Options{u64(TopicOptLocalRetentionAge, 3600000000)}, 1, nil},
+		{"local age zero", Options{u64(TopicOptLocalRetentionAge, 0)}, 1, nil},
+		{"local age string", Options{StringOption(TopicOptLocalRetentionAge, "2 days")}, 1, nil},
+		{"local age string never", Options{StringOption(TopicOptLocalRetentionAge, "never")}, 1, nil},
+		{"local age string bad", Options{StringOption(TopicOptLocalRetentionAge, "soon")}, 1, ErrInvalidOptionValue},
+		{"local age bool kind", Options{BoolOption(TopicOptLocalRetentionAge, true)}, 1, ErrInvalidOptionValue},
 		// keys
 		{"unknown key", Options{StringOption("replicas", "3")}, 1, ErrUnsupportedOptionKey},
 		{"replication factor", Options{Uint8Option(TopicOptReplicationFactor, 3)}, 1, nil},
@@ -313,6 +331,9 @@ func TestValidateTopicUpdate(t *testing.T) {
 		{"bad compression", Options{StringOption(TopicOptCompressionAlgorithm, "lz4")}, ErrInvalidOptionValue},
 		{"bad expiry kind", Options{BoolOption(TopicOptMessageExpiry, true)}, ErrInvalidOptionValue},
 		{"zero expiry and size", Options{Uint64Option(TopicOptMessageExpiry, 0), Uint64Option(TopicOptMaxTopicSize, 0)}, nil},
+		{"local retention keys", Options{Uint64Option(TopicOptLocalRetentionSize, 1<<30), StringOption(TopicOptLocalRetentionAge, "1 day")}, nil},
+		{"bad local retention size", Options{StringOption(TopicOptLocalRetentionSize, "big")}, ErrInvalidOptionValue},
+		{"bad local retention age kind", Options{Uint8Option(TopicOptLocalRetentionAge, 1)}, ErrInvalidOptionValue},
 		// Keys are checked before values: a create-only key is refused
 		// even with a zero that would count as not given at create.
 		{"create-only segment_size zero", Options{Uint64Option(TopicOptSegmentSize, 0)}, ErrUnsupportedOptionKey},
@@ -496,7 +517,8 @@ func TestParseByteSize(t *testing.T) {
 
 func TestTopicSettingsOptionsCoverCatalog(t *testing.T) {
 	s := TopicSettings{CompressionAlgorithm: CompressionGzip, MessageExpiry: 1, MaxTopicSize: 1 << 21, SegmentSize: 1 << 20,
-		EnforceFsync: true, MessagesRequiredToSave: 3, SizeOfMessagesRequiredToSave: 4, PreallocateSegments: true, ReplicationFactor: 3}
+		EnforceFsync: true, MessagesRequiredToSave: 3, SizeOfMessagesRequiredToSave: 4, PreallocateSegments: true, ReplicationFactor: 3,
+		LocalRetentionSize: 5, LocalRetentionAge: 6}
 	got, err := NewTopicOptions(s.Options(), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -564,6 +586,10 @@ func TestZeroMeansUnset(t *testing.T) {
 		{StringOption(TopicOptMessagesRequiredToSave, "0"), false, ErrInvalidOptionValue},
 		{StringOption(TopicOptDurability, "replicated"), false, nil},
 		{Uint64Option(TopicOptSizeOfMessagesRequiredToSave, 0), true, nil},
+		{Uint64Option(TopicOptLocalRetentionSize, 0), false, nil},
+		{StringOption(TopicOptLocalRetentionSize, "0 B"), false, nil},
+		{Uint64Option(TopicOptLocalRetentionAge, 0), false, nil},
+		{StringOption(TopicOptLocalRetentionAge, "0s"), false, nil},
 		{BoolOption(TopicOptEnforceFsync, false), false, nil},
 		{BoolOption(TopicOptPreallocateSegments, false), false, nil},
 		{Uint8Option(TopicOptCompressionAlgorithm, 0), false, ErrInvalidOptionValue},
@@ -612,4 +638,102 @@ func TestZeroMeansUnset(t *testing.T) {
 			t.Errorf("a zero update changed the topic (-before +after):\n%s", d)
 		}
 	})
+}
+
+// TestLocalRetentionOptions: the two tiered-storage keys resolve from
+// their numeric and string forms, are described, and are updatable; an
+// update with 0 returns the topic to the server's setting (0 is a real
+// value for them, not "not given").
+func TestLocalRetentionOptions(t *testing.T) {
+	for _, key := range []string{TopicOptLocalRetentionSize, TopicOptLocalRetentionAge} {
+		spec, ok := LookupOption(OptionScopeTopic, key)
+		if !ok || !spec.Updatable || spec.Kind != OptionKindUint64 || !bytes.Equal(spec.Default, make([]byte, 8)) ||
+			!strings.Contains(spec.Description, "tiered_storage."+key) {
+			t.Errorf("catalog entry %+v, %v", spec, ok)
+		}
+		found := false
+		for _, d := range DescribeCatalog(OptionScopeTopic) {
+			found = found || (d.Key == key && d.Kind == OptionKindUint64 && bytes.Equal(d.Default, spec.Default))
+		}
+		if !found {
+			t.Errorf("DESCRIBE_OPTIONS lacks %s", key)
+		}
+	}
+
+	got, err := NewTopicOptions(Options{StringOption(TopicOptLocalRetentionSize, "10 GiB"), StringOption(TopicOptLocalRetentionAge, "2 days")}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Settings.LocalRetentionSize != 10<<30 || got.Settings.LocalRetentionAge != 2*24*3600*1_000_000 {
+		t.Fatalf("settings %+v", got.Settings)
+	}
+	wantExplicit := Options{Uint64Option(TopicOptLocalRetentionAge, 2*24*3600*1_000_000), Uint64Option(TopicOptLocalRetentionSize, 10<<30)}
+	if d := cmpDiff(wantExplicit, got.Explicit); d != "" {
+		t.Errorf("explicit (-want +got):\n%s", d)
+	}
+	// The topic header round trip keeps both keys in the option blocks.
+	var h Topic
+	got.FillTopic(&h)
+	if o, ok := h.Options.Get(TopicOptLocalRetentionSize); !ok || !bytes.Equal(o.Value, u64Bytes(10<<30)) {
+		t.Errorf("header options %+v", h.Options)
+	}
+
+	for _, tc := range []struct {
+		name     string
+		upd      Options
+		wantSize uint64
+		wantAge  uint64
+	}{
+		{"keep all, no age rule", Options{StringOption(TopicOptLocalRetentionSize, "unlimited"), StringOption(TopicOptLocalRetentionAge, "never")}, LocalRetentionKeepAll, LocalRetentionNoAge},
+		{"numeric", Options{Uint64Option(TopicOptLocalRetentionSize, 1), Uint64Option(TopicOptLocalRetentionAge, 2)}, 1, 2},
+		{"zero is the server's setting", Options{Uint64Option(TopicOptLocalRetentionSize, 0), StringOption(TopicOptLocalRetentionAge, "0s")}, 0, 0},
+		{"one key keeps the other", Options{Uint64Option(TopicOptLocalRetentionSize, 7)}, 7, 2 * 24 * 3600 * 1_000_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := got
+			if err := u.Update(tc.upd); err != nil {
+				t.Fatal(err)
+			}
+			if u.Settings.LocalRetentionSize != tc.wantSize || u.Settings.LocalRetentionAge != tc.wantAge {
+				t.Fatalf("after update %+v", u.Settings)
+			}
+			for _, o := range tc.upd {
+				if e, ok := u.Explicit.Get(o.Key); !ok || !bytes.Equal(e.Value, o.Value) {
+					t.Errorf("explicit %s = %+v, %v", o.Key, e, ok)
+				}
+			}
+			if len(u.Explicit)+len(u.Derived) != len(topicCatalog) {
+				t.Errorf("explicit %d + derived %d", len(u.Explicit), len(u.Derived))
+			}
+		})
+	}
+	if err := ValidateTopicUpdate(Options{StringOption(TopicOptLocalRetentionAge, "soon")}); !errors.Is(err, ErrInvalidOptionValue) {
+		t.Errorf("bad age update: %v", err)
+	}
+}
+
+// TestCompleteDerived: a topic whose blocks predate catalog keys gets
+// them in Derived with their setting, sorted, without touching a
+// shared slice; a complete topic is left as it is.
+func TestCompleteDerived(t *testing.T) {
+	full, err := NewTopicOptions(Options{Uint64Option(TopicOptLocalRetentionSize, 9)}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := full
+	old.Derived = removeOption(append(Options(nil), full.Derived...), TopicOptLocalRetentionAge)
+	old.Settings.LocalRetentionAge = 0
+	shared := old.Derived
+	old.CompleteDerived()
+	if d := cmpDiff(full, old); d != "" {
+		t.Errorf("completed (-want +got):\n%s", d)
+	}
+	if _, ok := shared.Get(TopicOptLocalRetentionAge); ok || len(shared) != len(full.Derived)-1 {
+		t.Errorf("CompleteDerived changed the shared slice: %+v", shared)
+	}
+	again := full
+	again.CompleteDerived()
+	if d := cmpDiff(full, again); d != "" {
+		t.Errorf("a complete topic changed:\n%s", d)
+	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/metadata"
 	"github.com/iggo-dev/iggo/internal/partition"
 	"github.com/iggo-dev/iggo/internal/session"
+	"github.com/iggo-dev/iggo/internal/tier"
 	"github.com/iggo-dev/iggo/internal/transport/quic"
 	"github.com/iggo-dev/iggo/internal/transport/tcp"
 	"github.com/iggo-dev/iggo/internal/transport/ws"
@@ -121,7 +122,10 @@ type Broker struct {
 	quic     *quic.Server // nil when disabled (transports.go)
 	ws       *ws.Server   // nil when disabled (transports.go)
 	parts    *partition.Plane
-	obs      observability // metrics and telemetry (observe.go)
+	// tier is the remote tier (tier.go), nil unless tiered_storage is
+	// enabled.
+	tier *tier.Manager
+	obs  observability // metrics and telemetry (observe.go)
 	// http and httpAPI are the HTTP API (http.go), nil when disabled.
 	http    *httpapi.Listener
 	httpAPI *httpapi.Server
@@ -234,6 +238,11 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 			b.log.Warn("cluster metrics not registered", "err", err)
 		}
 	}
+	if b.tier != nil {
+		if err := b.obs.metrics.SetTierSource(b.tier); err != nil {
+			b.log.Warn("tiered storage metrics not registered", "err", err)
+		}
+	}
 	if err := b.joinMetadataGroup(); err != nil {
 		meta.Close()
 		b.closePartitions()
@@ -280,11 +289,12 @@ func New(cfg config.Config, opt ...Option) (*Broker, error) {
 		b.registerClusterPartitions()
 		b.registerConsumerRouting()
 	}
+	topics := catalog.Topics(meta)
 	if b.opts.topics != nil {
-		b.parts.SetTopics(b.opts.topics(b.parts))
-	} else {
-		b.parts.SetTopics(meta)
+		topics = b.opts.topics(b.parts)
 	}
+	b.parts.SetTopics(topics)
+	b.registerPartitionTiers(topics)
 	if b.cl != nil {
 		b.cl.node.host.HandleCall(callForward, b.parts.ServeForwarded)
 		b.cl.node.host.HandleCall(callStats, b.serveStats)

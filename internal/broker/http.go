@@ -63,6 +63,7 @@ func (b *Broker) listenHTTP() error {
 		WebUICSP:        console.ContentSecurityPolicy,
 		EffectiveConfig: b.boundConfig,
 		TokenLog:        b.meta,
+		PartitionTiers:  b.tier != nil,
 	}
 	b.httpClusterOptions(&opts)
 	api, err := httpapi.New(opts)

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -62,11 +63,18 @@ func (b *Broker) newPartitions() error {
 			return b.raftStorage(dir, false)
 		}
 	}
+	if po.Tier, err = b.openTier(); err != nil {
+		return err
+	}
 	parts, err := partition.New(po)
 	if err != nil {
+		if po.Tier != nil {
+			po.Tier.Close()
+		}
 		return fmt.Errorf("partition plane: %w", err)
 	}
 	b.parts = parts
+	b.tier = po.Tier
 	return nil
 }
 
@@ -79,7 +87,12 @@ func (b *Broker) closePartitions() error {
 	if b.parts == nil {
 		return nil
 	}
-	if err := b.parts.Close(); err != nil {
+	err := b.parts.Close()
+	if b.tier != nil {
+		// After the plane: it stops each partition's uploads first.
+		err = errors.Join(err, b.tier.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("close partitions: %w", err)
 	}
 	return nil

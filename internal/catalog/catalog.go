@@ -129,6 +129,9 @@ const (
 	ActionPoll Action = 2
 	// ActionManageTopic is manage_topic(stream, topic): VERIFY_PARTITION.
 	ActionManageTopic Action = 3
+	// ActionReadTopic is read_topic(stream, topic), the rule of
+	// GET_TOPIC: PARTITION_TIERS.
+	ActionReadTopic Action = 4
 )
 
 // Topics is implemented by the metadata plane for the partition plane.

@@ -114,6 +114,22 @@ func TestTopicCommands(t *testing.T) {
 		t.Fatalf("after rename: %+v", got)
 	}
 	e.run("topic", "update", "orders", "audit-log").wantError(t, ExitUsage, "nothing to change")
+	e.ok("topic", "update", "orders", "audit-log", "--local-retention-size", "10GiB", "--local-retention-age", "2d")
+	var lr topicView
+	e.okJSON(&lr, "topic", "get", "orders", "audit-log")
+	if lr.Options["local_retention_size"] != float64(10<<30) || lr.Options["local_retention_age"] != float64(2*24*3600*1_000_000) {
+		t.Fatalf("after local retention update: %+v", lr.Options)
+	}
+	wantLines(t, e.ok("topic", "get", "orders", "audit-log"), "local_retention_size", "10 GiB", "local_retention_age", "2d")
+	e.ok("topic", "update", "orders", "audit-log", "--local-retention-size", "keep-all", "--option", "local_retention_age=never")
+	wantLines(t, e.ok("topic", "get", "orders", "audit-log"), "keep all", "never")
+	e.ok("topic", "update", "orders", "audit-log", "--local-retention-size", "default", "--local-retention-age", "default")
+	e.okJSON(&lr, "topic", "get", "orders", "audit-log")
+	if lr.Options["local_retention_size"] != float64(0) || lr.Options["local_retention_age"] != float64(0) {
+		t.Fatalf("after local retention reset: %+v", lr.Options)
+	}
+	e.run("topic", "update", "orders", "audit-log", "--local-retention-size", "lots").wantError(t, ExitUsage, "--local-retention-size")
+	e.run("topic", "update", "orders", "audit-log", "--local-retention-age", "soon").wantError(t, ExitUsage, "--local-retention-age")
 	e.run("topic", "update", "orders", "audit-log", "--option", "segment_size=2MiB").wantError(t, ExitError, "UnsupportedOptionKey (error 4041)")
 
 	for _, tc := range []struct {
@@ -301,7 +317,8 @@ func TestSystemCommands(t *testing.T) {
 	for _, o := range opts {
 		keys[o["key"].(string)] = true
 	}
-	if !keys["segment_size"] || !keys["message_expiry"] || !keys["durability"] || !keys["replication_factor"] || len(opts) != 11 {
+	if !keys["segment_size"] || !keys["message_expiry"] || !keys["durability"] || !keys["replication_factor"] ||
+		!keys["local_retention_size"] || !keys["local_retention_age"] || len(opts) != 13 {
 		t.Fatalf("options = %v", opts)
 	}
 	wantLines(t, e.ok("options", "topic"), "KEY", "segment_size", "1 GiB")
@@ -360,7 +377,7 @@ func TestHelpAndCompletion(t *testing.T) {
 	}
 	e.ok("completion", "zsh")
 	e.ok("completion", "fish")
-	wantLines(t, e.ok("topic", "create", "--help"), "--message-expiry", "--max-topic-size", "--segment-size", "--enforce-fsync", "--compression", "--addr", "--output")
+	wantLines(t, e.ok("topic", "create", "--help"), "--message-expiry", "--max-topic-size", "--segment-size", "--enforce-fsync", "--compression", "--local-retention-size", "--local-retention-age", "--addr", "--output")
 	// Dynamic completion of context names goes through cobra's hidden command.
 	e.ok("context", "create", "prod", "--addr", "h:1")
 	wantLines(t, e.ok("__complete", "context", "use", ""), "prod")

@@ -158,6 +158,30 @@ func fmtMaxSize(n uint64) string {
 	return fmtSize(n)
 }
 
+// fmtLocalRetentionSize renders local_retention_size (0 is the server's
+// setting, u64::MAX keeps everything).
+func fmtLocalRetentionSize(n uint64) string {
+	switch n {
+	case 0:
+		return "server default"
+	case wire.LocalRetentionKeepAll:
+		return "keep all"
+	}
+	return fmtSize(n)
+}
+
+// fmtLocalRetentionAge renders local_retention_age in µs (0 is the
+// server's setting, u64::MAX no age rule).
+func fmtLocalRetentionAge(us uint64) string {
+	switch us {
+	case 0:
+		return "server default"
+	case wire.LocalRetentionNoAge:
+		return "none"
+	}
+	return fmtDuration(time.Duration(min(us, math.MaxInt64/1000)) * time.Microsecond)
+}
+
 // fmtExpiry renders message_expiry in µs (0 and u64::MAX are never).
 func fmtExpiry(us uint64) string {
 	if us == 0 || us == wire.ExpiryNever {

@@ -132,6 +132,12 @@ func TestFormatting(t *testing.T) {
 		{fmtExpiry(uint64((26*time.Hour + 30*time.Second) / time.Microsecond)), "1d 2h 30s"},
 		{fmtMaxSize(wire.SizeUnlimited), "unlimited"},
 		{fmtMaxSize(5 << 30), "5 GiB"},
+		{fmtLocalRetentionSize(0), "server default"},
+		{fmtLocalRetentionSize(wire.LocalRetentionKeepAll), "keep all"},
+		{fmtLocalRetentionSize(10 << 30), "10 GiB"},
+		{fmtLocalRetentionAge(0), "server default"},
+		{fmtLocalRetentionAge(wire.LocalRetentionNoAge), "none"},
+		{fmtLocalRetentionAge(uint64(48 * time.Hour / time.Microsecond)), "2d"},
 		{fmtID(wire.Uint128{Lo: 7}), "7"},
 		{fmtID(client.NewMessageID())[14:15], "4"}, // the UUID version digit
 		{fmtPayload([]byte("plain text")), "plain text"},

@@ -151,6 +151,7 @@ func topicsTable(tw *tabwriter.Writer, ts []wire.Topic) {
 // `topic update`.
 type topicFlags struct {
 	expiry, maxSize, segmentSize, compression string
+	localSize, localAge                       string
 	fsync                                     bool
 	extra                                     []string
 }
@@ -160,11 +161,27 @@ func (f *topicFlags) register(cmd *cobra.Command, create bool) {
 	fs.StringVar(&f.expiry, "message-expiry", "", "delete messages older than this: a duration such as 7d, 12h, 30m, or never")
 	fs.StringVar(&f.maxSize, "max-topic-size", "", "delete the oldest segments beyond this size: 1GiB, 500MB, ..., or unlimited")
 	fs.StringVar(&f.compression, "compression", "", "compression recorded for the topic: none or gzip")
+	fs.StringVar(&f.localSize, "local-retention-size", "", "tiered storage: uploaded sealed data each partition keeps on local disk: 10GiB, ..., keep-all, or default (the server's setting)")
+	fs.StringVar(&f.localAge, "local-retention-age", "", "tiered storage: drop uploaded sealed data older than this from local disk: 2d, 12h, ..., never, or default (the server's setting)")
 	if create {
 		fs.StringVar(&f.segmentSize, "segment-size", "", "segment file size: 1MiB to 1GiB, a multiple of 512 bytes (server default 1GiB)")
 		fs.BoolVar(&f.fsync, "enforce-fsync", false, "fsync every saved batch before acknowledging it")
 	}
 	fs.StringArrayVar(&f.extra, "option", nil, "any catalog option as KEY=VALUE, sent as text for the server to parse (see 'iggo options topic'); repeatable")
+}
+
+// parseLocalRetentionSize parses --local-retention-size: a size,
+// "keep-all" (or "all", "unlimited", "none": u64::MAX, keep every uploaded
+// sealed segment locally) or "default" (0: the server's
+// tiered_storage.local_retention_size).
+func parseLocalRetentionSize(flag, s string) (uint64, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "keep-all", "keep_all", "all":
+		return wire.LocalRetentionKeepAll, nil
+	case "default", "server_default":
+		return 0, nil
+	}
+	return parseSize(flag, s, true)
 }
 
 // options builds the options block from the flags that were given.
@@ -201,6 +218,20 @@ func (f *topicFlags) options(cmd *cobra.Command) (wire.Options, error) {
 	}
 	if fs.Changed("enforce-fsync") {
 		opts = append(opts, wire.BoolOption(wire.TopicOptEnforceFsync, f.fsync))
+	}
+	if fs.Changed("local-retention-size") {
+		v, err := parseLocalRetentionSize("--local-retention-size", f.localSize)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, wire.Uint64Option(wire.TopicOptLocalRetentionSize, v))
+	}
+	if fs.Changed("local-retention-age") {
+		v, err := parseExpiry("--local-retention-age", f.localAge)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, wire.Uint64Option(wire.TopicOptLocalRetentionAge, v))
 	}
 	for _, e := range f.extra {
 		k, v, ok := strings.Cut(e, "=")
@@ -269,7 +300,12 @@ func (a *app) topicCmd() *cobra.Command {
 	get := &cobra.Command{
 		Use:   "get STREAM TOPIC",
 		Short: "Show a topic with its options and partitions",
-		Args:  exactArgs(2),
+		Long: `Show a topic with its options and partitions. With tiered storage on, a
+second table splits each partition's bytes between local disk and the
+bucket (PARTITION_TIERS): LOCAL is on this node's disk, REMOTE in the
+bucket (some of it may still have a local copy), REMOTE ONLY in the bucket
+alone, PENDING sealed locally and not uploaded yet.`,
+		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sid, tid, err := parseTopic(args[0], args[1])
 			if err != nil {
@@ -280,8 +316,10 @@ func (a *app) topicCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				tiers := a.partitionTiers(cmd, c, sid, tid)
 				v := newTopicView(&t.Topic)
 				v.Partitions = partitionViews(t.Partitions)
+				withTierViews(v.Partitions, tiers)
 				return a.print(cmd, v, func(tw *tabwriter.Writer) {
 					kv(tw, "ID", t.ID)
 					kv(tw, "Name", t.Name)
@@ -302,6 +340,10 @@ func (a *app) topicCmd() *cobra.Command {
 					if len(t.Partitions) > 0 {
 						row(tw)
 						partitionsTable(tw, t.Partitions)
+					}
+					if len(tiers) > 0 {
+						row(tw)
+						tiersTable(tw, tiers)
 					}
 				})
 			})
@@ -340,8 +382,8 @@ func (a *app) topicCmd() *cobra.Command {
 	var uf topicFlags
 	var newName string
 	update := &cobra.Command{
-		Use:   "update STREAM TOPIC [--name NEW_NAME] [--message-expiry D] [--max-topic-size S] [--compression C]",
-		Short: "Rename a topic or change its expiry, maximum size or compression",
+		Use:   "update STREAM TOPIC [--name NEW_NAME] [--message-expiry D] [--max-topic-size S] [--compression C] [--local-retention-size S] [--local-retention-age D]",
+		Short: "Rename a topic or change its expiry, maximum size, compression or local retention",
 		Example: `  iggo topic update orders events --message-expiry 30d
   iggo topic update orders events --name order-events`,
 		Args: exactArgs(2),
@@ -355,7 +397,7 @@ func (a *app) topicCmd() *cobra.Command {
 				return err
 			}
 			if newName == "" && len(opts) == 0 {
-				return usagef("topic update: nothing to change (give --name, --message-expiry, --max-topic-size, --compression or --option)")
+				return usagef("topic update: nothing to change (give --name, --message-expiry, --max-topic-size, --compression, --local-retention-size, --local-retention-age or --option)")
 			}
 			return a.withClient(cmd, func(c *client.Client) error {
 				name := newName

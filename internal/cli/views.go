@@ -68,6 +68,14 @@ type partitionView struct {
 	CurrentOffset uint64    `json:"current_offset"`
 	MessagesCount uint64    `json:"messages_count"`
 	SizeBytes     uint64    `json:"size_bytes"`
+	// The tier fields are set by `topic get` when the server reports them
+	// (tiered storage on, tiers.go), with the HTTP API's names.
+	LocalSizeBytes       *uint64 `json:"local_size_bytes,omitempty"`
+	RemoteSizeBytes      *uint64 `json:"remote_size_bytes,omitempty"`
+	RemoteOnlySizeBytes  *uint64 `json:"remote_only_size_bytes,omitempty"`
+	PendingSizeBytes     *uint64 `json:"pending_size_bytes,omitempty"`
+	RemoteSegmentsCount  *uint32 `json:"remote_segments_count,omitempty"`
+	PendingSegmentsCount *uint32 `json:"pending_segments_count,omitempty"`
 }
 
 func newPartitionView(p *wire.PartitionInfo) partitionView {
@@ -227,6 +235,10 @@ func fmtOptionValue(key string, kind wire.OptionKind, v []byte) string {
 			return fmtMaxSize(n)
 		case wire.TopicOptSegmentSize, wire.TopicOptSizeOfMessagesRequiredToSave:
 			return fmtSize(n)
+		case wire.TopicOptLocalRetentionSize:
+			return fmtLocalRetentionSize(n)
+		case wire.TopicOptLocalRetentionAge:
+			return fmtLocalRetentionAge(n)
 		}
 	}
 	switch x := val.(type) {

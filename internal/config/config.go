@@ -31,6 +31,7 @@ type Config struct {
 	MessageBus          MessageBusConfig          `toml:"message_bus"`
 	DataMaintenance     DataMaintenanceConfig     `toml:"data_maintenance"`
 	Storage             StorageConfig             `toml:"storage"`
+	TieredStorage       TieredStorageConfig       `toml:"tiered_storage"`
 	ConsumerGroup       ConsumerGroupConfig       `toml:"consumer_group"`
 	Cluster             ClusterConfig             `toml:"cluster"`
 	Telemetry           TelemetryConfig           `toml:"telemetry"`
@@ -173,6 +174,7 @@ func Default() Config {
 		Telemetry:           defaultTelemetry(),
 		DataMaintenance:     defaultDataMaintenance(),
 		Storage:             defaultStorage(),
+		TieredStorage:       defaultTieredStorage(),
 		ConsumerGroup:       ConsumerGroupConfig{RebalancingTimeout: Duration(30 * time.Second)},
 		Cluster:             defaultCluster(),
 	}
@@ -227,6 +229,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.DataMaintenance.validate()...)
 	errs = append(errs, c.Storage.validate()...)
+	errs = append(errs, c.validateTieredStorage()...)
 	errs = append(errs, c.validateTransports()...)
 	errs = append(errs, c.validateHTTP()...)
 	errs = append(errs, c.validateTelemetry()...)

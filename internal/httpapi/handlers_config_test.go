@@ -21,8 +21,10 @@ func TestHTTPConfigDocumentMasksEverySecret(t *testing.T) {
 	c.Cluster.Auth.SharedSecret = "unit-secret-cluster-shared-0123456789abc"
 	c.Cluster.Auth.PreviousSharedSecret = "unit-secret-cluster-previous-0123456789"
 	c.System.Encryption.Key = "unit-secret-encryption-key-0123456789abcd"
+	c.TieredStorage.AccessKeyID = "unit-secret-tiered-access-key-id-012345"
+	c.TieredStorage.SecretAccessKey = "unit-secret-tiered-secret-access-key-0123"
 	keys := config.SecretKeys()
-	if len(keys) != 5 {
+	if len(keys) != 7 {
 		t.Fatalf("the schema has secrets %v; set each one above", keys)
 	}
 	doc, err := configDocument(c)

@@ -215,7 +215,9 @@ func (c *call) getTopic() error {
 	if err := decodeReply(out.payload, &d); err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, topicDetailsJSON(&d))
+	doc := topicDetailsJSON(&d)
+	c.addPartitionTiers(s, t, &doc)
+	return c.json(http.StatusOK, doc)
 }
 
 // typedTopicOptions folds the typed topic fields into options: values
@@ -288,9 +290,10 @@ func (c *call) updateTopic() error {
 		return codeError(wire.ErrInvalidTopicName.Code)
 	}
 	for k := range req.Options {
-		switch k {
-		case wire.TopicOptCompressionAlgorithm, wire.TopicOptMessageExpiry, wire.TopicOptMaxTopicSize:
-		default:
+		// Only the catalog's updatable keys (compression_algorithm,
+		// message_expiry, max_topic_size, local_retention_size,
+		// local_retention_age); the others are create-only.
+		if spec, ok := wire.LookupOption(wire.OptionScopeTopic, k); !ok || !spec.Updatable {
 			return codeError(wire.ErrUnsupportedOptionKey.Code)
 		}
 	}

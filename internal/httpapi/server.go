@@ -66,6 +66,10 @@ type Options struct {
 	// it (ClusterJWTKey), so tokens hold on every node and followers relay
 	// metadata writes to the leader.
 	ClusterSecret []byte
+	// PartitionTiers adds to GET topic each partition's local and remote
+	// bytes (PARTITION_TIERS, tiers.go); the broker sets it when tiered
+	// storage is on.
+	PartitionTiers bool
 	// TokenLog, when set, takes the revocations of logouts (the broker's
 	// metadata plane: durable, and replicated to every node in cluster
 	// mode); nil keeps them in the node's own list (Revocations).

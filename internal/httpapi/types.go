@@ -143,6 +143,17 @@ type Partition struct {
 	CurrentOffset uint64 `json:"current_offset"`
 	Size          Size   `json:"size"`
 	MessagesCount uint64 `json:"messages_count"`
+	// The fields below are set by GET topic when tiered storage is on
+	// (tiers.go), and absent otherwise: the bytes on local disk, in the
+	// bucket (some may also be local), only in the bucket, and sealed
+	// but not uploaded yet, and the segments in the bucket and not
+	// uploaded yet.
+	LocalSizeBytes       *uint64 `json:"local_size_bytes,omitempty"`
+	RemoteSizeBytes      *uint64 `json:"remote_size_bytes,omitempty"`
+	RemoteOnlySizeBytes  *uint64 `json:"remote_only_size_bytes,omitempty"`
+	PendingSizeBytes     *uint64 `json:"pending_size_bytes,omitempty"`
+	RemoteSegmentsCount  *uint32 `json:"remote_segments_count,omitempty"`
+	PendingSegmentsCount *uint32 `json:"pending_segments_count,omitempty"`
 }
 
 // TopicDetails is a topic with its partitions.

@@ -52,6 +52,13 @@ func TestHTTPStreamsTopicsMessages(t *testing.T) {
 	if td["compression_algorithm"] != "none" {
 		t.Fatalf("updated topic %v", td)
 	}
+	a.ok(204, nil, "PUT", "/streams/0/topics/t2", map[string]any{"name": "t2", "options": map[string]string{"local_retention_size": "2 GiB", "local_retention_age": "1 day"}})
+	a.ok(200, &td, "GET", "/streams/0/topics/t2", nil)
+	opts = td["options"].(map[string]any)
+	if lr := opts["local_retention_size"].(map[string]any); lr["explicit"] != true || lr["value"] != "2 GiB" {
+		t.Fatalf("local_retention_size option %v", lr)
+	}
+	a.fail(400, 4041, "PUT", "/streams/0/topics/t2", map[string]any{"name": "t2", "options": map[string]string{"segment_size": "16 MiB"}})
 
 	// Partitions and segments.
 	r := a.ok(200, nil, "POST", "/streams/0/topics/0/partitions", map[string]any{"partitions_count": 2})

@@ -160,7 +160,7 @@ func TestSystemCommands(t *testing.T) {
 
 	var opts wire.OptionDescriptions
 	decodeInto(t, ExpectPlain(t, c.Read(wire.CmdDescribeOptions, &wire.DescribeOptions{Scope: wire.OptionScopeTopic})), &opts)
-	if len(opts) != 11 {
+	if len(opts) != 13 {
 		t.Fatalf("topic catalog has %d entries", len(opts))
 	}
 	decodeInto(t, ExpectPlain(t, c.Read(wire.CmdDescribeOptions, &wire.DescribeOptions{Scope: wire.OptionScopeUser})), &opts)

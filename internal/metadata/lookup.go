@@ -64,8 +64,8 @@ func (s *Store) ResolveTopic(stream, topic wire.Identifier) (catalog.TopicRef, [
 }
 
 // Allowed implements catalog.Topics with the poll_messages,
-// send_messages and manage_topic rules of semantics.md §2.4; the root user
-// may do anything.
+// send_messages, manage_topic and read_topic (GET_TOPIC's) rules of
+// semantics.md §2.4; the root user may do anything.
 func (s *Store) Allowed(user uint32, action catalog.Action, stream, topic uint32) bool {
 	if user == uint32(auth.RootUserID) {
 		s.mu.RLock()
@@ -83,6 +83,8 @@ func (s *Store) Allowed(user uint32, action catalog.Action, stream, topic uint32
 		return canPoll(p, stream, topic)
 	case catalog.ActionManageTopic:
 		return canManageTopic(p, stream, topic)
+	case catalog.ActionReadTopic:
+		return canGetTopic(p, stream, topic)
 	}
 	return false
 }

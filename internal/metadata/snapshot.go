@@ -30,7 +30,11 @@ const (
 	// consumer_offset_durability and every partition's replica list
 	// and the target of a move in progress (each u8 count, ids) after its
 	// PurgedAt (none in older versions).
-	snapshotVersion = 5
+	// Version 6 adds a topic's local_retention_size and
+	// local_retention_age (u64 each) after replication_factor (0 in
+	// older versions: the server's tiered_storage settings); an older
+	// topic's derived block gets the catalog keys it lacks.
+	snapshotVersion = 6
 	// snapshotMinLen is an empty snapshot of version 1 to 3.
 	snapshotMinLen = 8 + 4 + 8 + 4 + 4 + 4 + 4 + 8
 )
@@ -131,6 +135,8 @@ func appendTopic(b []byte, t *topic) []byte {
 	b = appendBool(b, s.PreallocateSegments)
 	b = appendBool(b, s.ConsumerOffsetFsync)
 	b = append(b, s.ReplicationFactor)
+	b = le.AppendUint64(b, s.LocalRetentionSize)
+	b = le.AppendUint64(b, s.LocalRetentionAge)
 	b = appendBytes32(b, t.Opts.Explicit.AppendTo(nil))
 	b = appendBytes32(b, t.Opts.Derived.AppendTo(nil))
 	b = le.AppendUint32(b, uint32(len(t.Partitions)))
@@ -351,8 +357,17 @@ func decodeTopic(d *decoder) *topic {
 	if d.version >= 5 {
 		s.ReplicationFactor = d.u8()
 	}
+	if d.version >= 6 {
+		s.LocalRetentionSize = d.u64()
+		s.LocalRetentionAge = d.u64()
+	}
 	t.Opts.Explicit = decodeOptions(d)
 	t.Opts.Derived = decodeOptions(d)
+	if d.version < 6 && d.err == nil {
+		// Keys added to the catalog since: report them as derived, as a
+		// replay of the topic's CREATE_TOPIC would.
+		t.Opts.CompleteDerived()
+	}
 	n := d.count(minPartitionLen)
 	if d.err == nil && n > 0 {
 		t.Partitions = make([]partition, n)

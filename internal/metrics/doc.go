@@ -6,8 +6,9 @@
 // with an `iggo_` prefix: request latency per command and transport,
 // answers by status, transport bytes, connections per transport,
 // per-topic message and byte counters, storage write and fsync latency,
-// consumer-group lag and, in cluster mode, raft term, commit index and
-// leadership (RaftSource).
+// consumer-group lag, in cluster mode raft term, commit index and
+// leadership (RaftSource), and with tiered storage on the remote tier's
+// uploads, backlog, bytes per tier and read cache (TierSource).
 //
 // Hot path: the binary request hook (Registry.Observe, a dispatch.Observer)
 // and the storage hook (StorageWrite, StorageSync) only load a

@@ -109,6 +109,7 @@ func (p *Plane) DeletePartitions(t catalog.TopicRef, ids []uint32) error {
 	p.mu.Unlock()
 	var errs []error
 	for _, part := range victims {
+		p.closeTier(part, true)
 		if part.log != nil {
 			if err := part.log.Close(); err != nil && !errors.Is(err, storage.ErrClosed) {
 				p.log.Warn("close deleted partition", "dir", part.dir, "err", err)
@@ -138,11 +139,17 @@ func (p *Plane) DeleteTopic(t catalog.TopicRef) error {
 		}
 		p.mode.drop(t, ids)
 		for _, part := range tp.parts {
+			p.closeTier(part, false)
 			if part.log != nil {
 				if err := part.log.Close(); err != nil && !errors.Is(err, storage.ErrClosed) {
 					p.log.Warn("close deleted partition", "dir", part.dir, "err", err)
 				}
 			}
+		}
+	}
+	if p.opts.Tier != nil && !p.mode.held() {
+		if err := p.opts.Tier.DeleteTopic(t.StreamID, t.TopicID, t.Incarnation); err != nil {
+			p.log.Warn("remote tier: queue deletion of a deleted topic's objects", "stream", t.StreamID, "topic", t.TopicID, "err", err)
 		}
 	}
 	if err := os.RemoveAll(p.TopicDir(t)); err != nil {
@@ -209,7 +216,7 @@ func (p *Plane) PartitionStats(t catalog.TopicRef, partitionID uint32) catalog.P
 	if part == nil || part.log == nil {
 		return catalog.PartitionStats{}
 	}
-	st := part.log.Stats()
+	st := part.stats()
 	out := catalog.PartitionStats{Messages: st.Messages, SizeBytes: st.Bytes, Segments: uint32(st.Segments)}
 	if st.NextOffset > 0 {
 		out.CurrentOffset = st.NextOffset - 1

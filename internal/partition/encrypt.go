@@ -50,11 +50,17 @@ func (p *Plane) KeyError() error {
 // closed and the partition is recorded as stopped (a KeyError) or as not
 // opened (any other error, appended to errs).
 func (p *Plane) attachCrypt(tp *topic, part *partition, log *storage.Partition, errs *[]error) bool {
-	c, err := openCrypt(part.dir, p.opts.Cipher, log, p.log)
+	first, _ := log.Bounds()
+	if part.tier != nil {
+		first, _ = part.tier.Bounds()
+	}
+	c, err := openCrypt(part.dir, p.opts.Cipher, log, first, p.log)
 	if err == nil {
 		part.crypt = c
 		return true
 	}
+	p.closeTier(part, false)
+	part.tier = nil
 	if cerr := log.Close(); cerr != nil {
 		p.log.Warn("close partition", "dir", part.dir, "err", cerr)
 	}

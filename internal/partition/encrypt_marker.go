@@ -131,7 +131,10 @@ func syncParent(path string) error {
 //   - enabled, no marker (or another key's with nothing it encrypted
 //     left): a marker for this key is written; records already stored are
 //     plaintext and stay readable as stored.
-func openCrypt(dir string, c *encryption.Cipher, log *storage.Partition, lg *slog.Logger) (*partCrypt, error) {
+//
+// first is the oldest offset the partition holds in any tier (the remote
+// tier's oldest segment when there is one).
+func openCrypt(dir string, c *encryption.Cipher, log *storage.Partition, first uint64, lg *slog.Logger) (*partCrypt, error) {
 	path := filepath.Join(dir, markerFileName)
 	m, found, err := readMarker(path)
 	if err != nil {
@@ -139,7 +142,6 @@ func openCrypt(dir string, c *encryption.Cipher, log *storage.Partition, lg *slo
 	}
 	// Tail, not Bounds: a Held (cluster) partition reveals nothing
 	// before its raft group starts.
-	first, _ := log.Bounds()
 	next, _ := log.Tail()
 	encrypted := found && next > max(first, m.PlaintextBefore)
 	switch {

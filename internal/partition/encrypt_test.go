@@ -91,7 +91,7 @@ func polled(t *testing.T, p *Plane, ref catalog.TopicRef, start, count uint64) (
 	_, next := part.log.Bounds()
 	r := getPollReply()
 	defer r.Release()
-	_, n, err := p.fill(r, part, start, count, next)
+	_, n, err := p.fill(context.Background(), r, part, start, count, next)
 	if err != nil {
 		return nil, err
 	}

@@ -91,6 +91,7 @@ func (p *Plane) Close() error {
 	var errs []error
 	for _, tp := range topics {
 		for _, part := range tp.parts {
+			p.closeTier(part, false)
 			if part.log != nil {
 				if err := part.log.Close(); err != nil && !errors.Is(err, storage.ErrClosed) {
 					errs = append(errs, fmt.Errorf("close partition %s: %w", part.dir, err))

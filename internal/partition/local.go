@@ -86,12 +86,12 @@ func (c *localCommitter) DeleteGroupOffsets(group uint32) error {
 
 // Retain implements commit.Committer.
 func (c *localCommitter) Retain(r storage.Retention) (storage.Removed, error) {
-	return c.part.log.Retain(r)
+	return c.part.retain(r)
 }
 
 // DeleteSegments implements commit.Committer.
 func (c *localCommitter) DeleteSegments(k int) error {
-	_, err := c.part.log.DeleteOldestSegments(k)
+	_, err := c.part.deleteOldestSegments(k)
 	return err
 }
 
@@ -102,7 +102,7 @@ func (p *Plane) purgePartition(part *partition) error {
 	if err := p.resetCrypt(part); err != nil {
 		return err
 	}
-	return part.log.Purge()
+	return part.purge()
 }
 
 // partLocal is what a replica needs of its partition's plane-side state

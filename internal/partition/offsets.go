@@ -55,7 +55,7 @@ func (p *Plane) getOffsetAt(x *dispatch.Exchange, fwd *remoteRequest) {
 		x.Reply(nil)
 		return
 	}
-	_, next := t.part.log.Bounds()
+	_, next := t.part.bounds()
 	out := wire.ConsumerOffset{PartitionID: t.part.id, CurrentOffset: currentOffset(next), StoredOffset: stored}
 	x.Reply(out.AppendTo(x.Scratch()))
 }
@@ -124,7 +124,7 @@ func (p *Plane) storeOffsetAt(x *dispatch.Exchange, fwd *remoteRequest) {
 		Check: func() uint32 {
 			// The one validation of a store: not past the last committed
 			// offset (an explicit store may move backwards).
-			if first, next := part.log.Bounds(); first == next || req.Offset >= next {
+			if first, next := part.bounds(); first == next || req.Offset >= next {
 				return wire.ErrInvalidOffset.Code
 			}
 			return 0

@@ -49,11 +49,19 @@ func (p *Plane) openPartition(tp *topic, t catalog.TopicRef, id uint32, replicas
 		return part.broken
 	}
 	p.logOpenDamage(t, id, part.dir, log.Damaged())
+	if err := p.attachTier(t, part, log); err != nil {
+		if cerr := log.Close(); cerr != nil {
+			p.log.Warn("close partition", "dir", part.dir, "err", cerr)
+		}
+		*errs = append(*errs, fmt.Errorf("open partition %d/%d/%d remote tier: %w", t.StreamID, t.TopicID, id, err))
+		tp.unopened[id] = struct{}{}
+		return nil
+	}
 	if !p.attachCrypt(tp, part, log, errs) {
 		return nil
 	}
-	delete(tp.unopened, id)
 	part.log = log
+	delete(tp.unopened, id)
 	tp.parts[id] = part
 	part.commit = p.mode.open(tp.ref, part, replicas, joining)
 	part.commit.WantPurge(t.PurgedAt)

@@ -16,6 +16,7 @@ import (
 	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
+	"github.com/iggo-dev/iggo/internal/tier"
 	"github.com/iggo-dev/iggo/wire"
 )
 
@@ -108,6 +109,10 @@ type Options struct {
 	// the log line, the metrics and (cluster mode) the start of the
 	// replica's rebuild.
 	OnDamage DamageHook
+	// Tier, when set, is the remote tier (tiered_storage, single node
+	// only): sealed segments are uploaded to a bucket and read back from
+	// it (tiered.go).
+	Tier *tier.Manager
 }
 
 // The plane is the metadata plane's catalog.Data: the life of topic
@@ -183,6 +188,9 @@ type partition struct {
 	traffic traffic
 	// crypt is the encryption state; nil for a plaintext partition (encrypt.go).
 	crypt *partCrypt
+	// tier is the partition in the remote tier; nil without one
+	// (tiered.go).
+	tier *tier.Partition
 	// commit commits the partition's writes: local.go, or its
 	// replicated.Replica in cluster mode; nil while the partition is
 	// stopped.

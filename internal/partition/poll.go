@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -54,7 +55,7 @@ func (p *Plane) pollAt(x *dispatch.Exchange, fwd *remoteRequest) {
 		x.Deny(wire.ErrCannotReadMessage.Code)
 		return
 	}
-	first, next := part.log.Bounds()
+	first, next := part.bounds()
 	empty := func() {
 		x.Reply(wire.AppendPollReplyHead(x.Scratch(), part.id, currentOffset(next), 0))
 	}
@@ -68,7 +69,7 @@ func (p *Plane) pollAt(x *dispatch.Exchange, fwd *remoteRequest) {
 	case wire.PollOffset:
 		start = req.Strategy.Value
 	case wire.PollTimestamp:
-		off, ok, err := part.log.OffsetForTimestamp(req.Strategy.Value)
+		off, ok, err := part.offsetForTimestamp(x.Conn.Context(), req.Strategy.Value)
 		if err != nil || !ok {
 			empty()
 			return
@@ -92,10 +93,13 @@ func (p *Plane) pollAt(x *dispatch.Exchange, fwd *remoteRequest) {
 		return
 	}
 	r := getPollReply()
-	last, n, err := p.fill(r, part, start, count, next)
+	last, n, err := p.fill(x.Conn.Context(), r, part, start, count, next)
 	if err != nil || n == 0 {
 		r.Release()
-		if errors.Is(err, errUnreadable) {
+		if errors.Is(err, errUnreadable) || remoteReadFailed(err) {
+			if remoteReadFailed(err) {
+				p.log.Warn("poll: remote tier read failed", "dir", part.dir, "err", err)
+			}
 			x.Deny(wire.ErrCannotReadMessage.Code)
 			return
 		}
@@ -140,8 +144,8 @@ func (p *Plane) pollAt(x *dispatch.Exchange, fwd *remoteRequest) {
 // their records are damaged) are skipped: a poll starting at them gets
 // count messages from the next stored one, and one reaching them stops
 // before them (storage.Partition.Read).
-func (p *Plane) fill(r *pollReply, part *partition, start, count, next uint64) (last, n uint64, err error) {
-	exts, target, err := p.readExtents(r, part, start, count, next)
+func (p *Plane) fill(ctx context.Context, r *pollReply, part *partition, start, count, next uint64) (last, n uint64, err error) {
+	exts, target, err := p.readExtents(ctx, r, part, start, count, next)
 	if err != nil || len(exts) == 0 {
 		return 0, 0, err
 	}
@@ -198,9 +202,9 @@ func (p *Plane) fill(r *pollReply, part *partition, start, count, next uint64) (
 // start (bounded by the frame limit) and starts the reply head; target is
 // the first offset past the poll (math.MaxUint64 when unbounded). No
 // extents means nothing to return.
-func (p *Plane) readExtents(r *pollReply, part *partition, start, count, next uint64) (exts []storage.Extent, target uint64, err error) {
+func (p *Plane) readExtents(ctx context.Context, r *pollReply, part *partition, start, count, next uint64) (exts []storage.Extent, target uint64, err error) {
 	maxBytes := p.opts.MaxFrameBytes - wire.HeaderSize - wire.PollReplyHeadSize
-	if err := part.log.Read(&r.rr, start, count, maxBytes); err != nil {
+	if err := part.read(ctx, &r.rr, start, count, maxBytes); err != nil {
 		return nil, 0, err
 	}
 	r.head = wire.AppendPollReplyHead(r.head[:0], part.id, currentOffset(next), 0)

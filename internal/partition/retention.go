@@ -52,6 +52,7 @@ func (p *Plane) RunRetention() storage.Removed {
 	var jobs []job
 	p.mu.RLock()
 	for _, tp := range p.topics {
+		p.tierLocalRetention(tp)
 		r := p.retentionPolicy(tp.ref.Settings, len(tp.parts))
 		if r.MaxAge == 0 && r.MaxBytes == 0 {
 			continue

@@ -15,6 +15,8 @@ import (
 // removes the segment, until the ReadResult holding it is released.
 type Extent struct {
 	seg *segment
+	// chunk, when set, holds the bytes instead of seg (ChunkExtent).
+	chunk Chunk
 	// Pos is the byte position of the first record in the segment log.
 	Pos int64
 	// Len is the byte length of the run.
@@ -30,9 +32,41 @@ type Extent struct {
 	EndOffset uint64
 }
 
-// File returns the segment log. Use ReadAt or WriteTo; never Seek or Read
-// it, the descriptor is shared by concurrent readers.
-func (e *Extent) File() *os.File { return e.seg.log }
+// File returns the file holding the extent's bytes: the segment log, or
+// the chunk of a ChunkExtent (whose file offsets are log positions minus
+// Chunk.Base). Use ReadAt or WriteTo; never Seek or Read it, the descriptor
+// is shared by concurrent readers.
+func (e *Extent) File() *os.File {
+	if e.chunk != nil {
+		return e.chunk.File()
+	}
+	return e.seg.log
+}
+
+// fileOffset is the offset in File of log position pos.
+func (e *Extent) fileOffset(pos int64) int64 {
+	if e.chunk != nil {
+		return pos - e.chunk.Base()
+	}
+	return pos
+}
+
+// path names the extent's bytes in errors.
+func (e *Extent) path() string {
+	if e.chunk != nil {
+		return e.chunk.Name()
+	}
+	return e.seg.logPath
+}
+
+// release unpins what holds the extent's bytes.
+func (e *Extent) release() {
+	if e.chunk != nil {
+		e.chunk.Release()
+		return
+	}
+	e.seg.release()
+}
 
 // ReadAt reads from the extent: off is relative to e.Pos and reads stop at
 // e.Len (io.EOF).
@@ -48,7 +82,7 @@ func (e *Extent) ReadAt(p []byte, off int64) (int, error) {
 		p = p[:e.Len-off]
 		short = true
 	}
-	n, err := e.seg.log.ReadAt(p, e.Pos+off)
+	n, err := e.File().ReadAt(p, e.fileOffset(e.Pos+off))
 	if err == nil && short {
 		err = io.EOF
 	}
@@ -77,10 +111,11 @@ func (e *Extent) copyTo(w io.Writer) (int64, error) {
 	bp := copyBufPool.Get().(*[]byte)
 	defer copyBufPool.Put(bp)
 	buf := *bp
+	f := e.File()
 	var written int64
 	for written < e.Len {
 		chunk := buf[:min(int64(len(buf)), e.Len-written)]
-		n, err := e.seg.log.ReadAt(chunk, e.Pos+written)
+		n, err := f.ReadAt(chunk, e.fileOffset(e.Pos+written))
 		if n > 0 {
 			m, werr := w.Write(chunk[:n])
 			written += int64(m)
@@ -92,7 +127,7 @@ func (e *Extent) copyTo(w io.Writer) (int64, error) {
 			if err == io.EOF && written == e.Len {
 				break
 			}
-			return written, fmt.Errorf("read %s: %w", e.seg.logPath, err)
+			return written, fmt.Errorf("read %s: %w", e.path(), err)
 		}
 	}
 	return written, nil
@@ -110,7 +145,7 @@ type ReadResult struct {
 // Release unpins the segments of the extents and empties the result.
 func (r *ReadResult) Release() {
 	for i := range r.Extents {
-		r.Extents[i].seg.release()
+		r.Extents[i].release()
 		r.Extents[i] = Extent{}
 	}
 	r.Extents = r.Extents[:0]

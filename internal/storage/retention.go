@@ -50,13 +50,34 @@ func (p *Partition) Retain(r Retention) (Removed, error) {
 // now. Caller must hold p.mu.
 func (p *Partition) retainCountLocked(r Retention) int {
 	segs := p.segs.Load().segs
-	sealed := p.removableLocked()
-	now := p.nowMicros()
+	total := uint64(p.sealedBytes.Load() + p.active.size)
+	return RetainPrefix(p.removableLocked(), func(i int) Span {
+		return Span{Bytes: segs[i].sealedSize, MaxTimestamp: segs[i].maxTs}
+	}, total, r, p.nowMicros())
+}
+
+// Span is a sealed segment as retention sees it.
+type Span struct {
+	// Bytes is the segment's size.
+	Bytes int64
+	// MaxTimestamp is the timestamp of its newest record (µs); 0 when
+	// unknown, which age-based removal never removes.
+	MaxTimestamp uint64
+}
+
+// RetainPrefix is the rule of Retention: how many of the n oldest
+// removable segments (span(0) the oldest) r removes at now (µs), where
+// total is the size of the whole log, removable segments and the rest.
+// Age removes a prefix of expired segments and stops at the first that is
+// not; size then removes more, oldest first, while the log is larger
+// than MaxBytes. The partition applies it to its segments, and the remote
+// tier (internal/tier) to both tiers together.
+func RetainPrefix(n int, span func(i int) Span, total uint64, r Retention, now uint64) int {
 	k := 0
 	if r.MaxAge > 0 {
 		age := uint64(r.MaxAge / time.Microsecond)
-		for k < sealed {
-			ts := segs[k].maxTs
+		for k < n {
+			ts := span(k).MaxTimestamp
 			if ts == 0 || ts > now || now-ts < age {
 				break
 			}
@@ -64,12 +85,11 @@ func (p *Partition) retainCountLocked(r Retention) int {
 		}
 	}
 	if r.MaxBytes > 0 {
-		total := uint64(p.sealedBytes.Load() + p.active.size)
 		for i := 0; i < k; i++ {
-			total -= uint64(segs[i].sealedSize)
+			total -= uint64(span(i).Bytes)
 		}
-		for k < sealed && total > r.MaxBytes {
-			total -= uint64(segs[k].sealedSize)
+		for k < n && total > r.MaxBytes {
+			total -= uint64(span(k).Bytes)
 			k++
 		}
 	}

@@ -36,9 +36,10 @@ func (e *Extent) sendfileWith(sc syscall.Conn, send sendfileFunc, unsupported fu
 		return 0, false, nil
 	}
 	var werr error
+	in, base := e.sendfileSource()
 	err = rc.Write(func(fd uintptr) bool {
 		for written < e.Len {
-			n, err := send(int(fd), e.seg.logFd, e.Pos+written, int(min(e.Len-written, maxSendfileChunk)))
+			n, err := send(int(fd), in, base+e.Pos+written, int(min(e.Len-written, maxSendfileChunk)))
 			if n > 0 {
 				written += int64(n)
 			}
@@ -65,7 +66,7 @@ func (e *Extent) sendfileWith(sc syscall.Conn, send sendfileFunc, unsupported fu
 		err = werr
 	}
 	if err != nil {
-		err = fmt.Errorf("sendfile %s: %w", e.seg.logPath, err)
+		err = fmt.Errorf("sendfile %s: %w", e.path(), err)
 	}
 	return written, true, err
 }
@@ -78,4 +79,13 @@ func errnoIn(err error, errnos ...unix.Errno) bool {
 		}
 	}
 	return false
+}
+
+// sendfileSource is the descriptor sendfile reads and what to add to a log
+// position to get its offset there.
+func (e *Extent) sendfileSource() (fd int, add int64) {
+	if e.chunk != nil {
+		return int(e.chunk.File().Fd()), -e.chunk.Base()
+	}
+	return e.seg.logFd, 0
 }

@@ -1,11 +1,50 @@
 // One topic: its settings and options, partitions (segments, offsets) with
-// add/remove and segment deletion, consumer groups, purge and delete.
+// add/remove and segment deletion, consumer groups, purge and delete. With
+// tiered storage on, the API's topic document also splits each partition's
+// bytes between local disk and the bucket (local_size_bytes,
+// remote_size_bytes, ...): the page then shows them.
 
 import { h, mount } from '../dom.js';
 import { pageHead, table, empty, modal, field, showFormError, toast, confirmTyped, crumbs, actionButton, kv, badge } from '../ui.js';
-import { fmtInt, fmtTime, fmtExpiry, fmtMaxSize, prettySize, sizeStringToBytes } from '../format.js';
+import { fmtInt, fmtTime, fmtExpiry, fmtMaxSize, fmtBytes, prettySize, sizeStringToBytes } from '../format.js';
 import { topicDialog } from './topicform.js';
 import { seg } from '../api.js';
+import { toBig } from '../bigjson.js';
+
+/** Whether the partitions carry the tiered storage fields of the API. */
+export function hasTiers(parts) {
+  return parts.some((p) => p.local_size_bytes !== undefined && p.local_size_bytes !== null);
+}
+
+/**
+ * Sums the tier fields of the partitions (BigInt): local, remote,
+ * remote_only and pending bytes; null when the API sent none.
+ */
+export function tierTotals(parts) {
+  if (!hasTiers(parts)) return null;
+  const sum = (k) => parts.reduce((acc, p) => acc + (toBig(p[k]) ?? 0n), 0n);
+  return { local: sum('local_size_bytes'), remote: sum('remote_size_bytes'), remoteOnly: sum('remote_only_size_bytes'), pending: sum('pending_size_bytes') };
+}
+
+/** One line on where a topic's bytes are, from tierTotals. */
+export function fmtTierTotals(t) {
+  let s = `${fmtBytes(t.local)} local · ${fmtBytes(t.remote)} in the bucket`;
+  if (t.remoteOnly > 0n) s += ` (${fmtBytes(t.remoteOnly)} only there)`;
+  if (t.pending > 0n) s += ` · ${fmtBytes(t.pending)} waiting for upload`;
+  return s;
+}
+
+/** The partitions table's tier columns: none without tiered storage. */
+export function tierColumns(parts) {
+  if (!hasTiers(parts)) return [];
+  const bytes = (k) => (p) => (p[k] === undefined || p[k] === null ? '—' : fmtBytes(p[k]));
+  const num = (k) => (p) => toBig(p[k]) ?? -1n;
+  return [
+    { key: 'local_size_bytes', label: 'Local', num: true, render: bytes('local_size_bytes'), sort: num('local_size_bytes') },
+    { key: 'remote_size_bytes', label: 'Remote', num: true, render: bytes('remote_size_bytes'), sort: num('remote_size_bytes') },
+    { key: 'pending_size_bytes', label: 'Pending upload', num: true, render: bytes('pending_size_bytes'), sort: num('pending_size_bytes') },
+  ];
+}
 
 function countDialog(title, label, max, submitLabel, onSubmit) {
   return modal(title, (close) => {
@@ -88,6 +127,7 @@ export function topicPage(ctx, params) {
           ctx.reload();
         }
       }, { class: 'small' });
+      const tiers = tierTotals(parts);
       const opts = Object.entries(t.options || {});
       const optsOpen = !!el.querySelector('details.opts')?.open;
       mount(el,
@@ -98,6 +138,7 @@ export function topicPage(ctx, params) {
           ['Compression', String(t.compression_algorithm)],
           ['Message expiry', fmtExpiry(t.message_expiry)],
           ['Max size', fmtMaxSize(t.max_topic_size)],
+          tiers ? ['Tiered storage', fmtTierTotals(tiers)] : null,
           ['Created', fmtTime(t.created_at)],
         ], 'topic-kv'),
         opts.length ? h('details', { class: 'opts', open: optsOpen }, h('summary', 'All options'), table([
@@ -110,6 +151,7 @@ export function topicPage(ctx, params) {
           { key: 'messages_count', label: 'Messages', num: true, render: (p) => fmtInt(p.messages_count) },
           { key: 'segments_count', label: 'Segments', num: true },
           { key: 'size', label: 'Size', num: true, render: (x) => prettySize(x.size), sort: (x) => sizeStringToBytes(x.size) },
+          ...tierColumns(parts),
           { key: 'created_at', label: 'Created', render: (p) => fmtTime(p.created_at) },
           { key: 'act', label: '', render: (p) => h('span', { class: 'row-actions' },
             h('a', { href: `#${path}/messages?partition=${p.id}` }, 'Browse'), manage ? deleteSegments(p) : null) },

@@ -161,7 +161,7 @@ export async function topicDialog(ctx, streamId, topic) {
     field('Max topic size', size.el, 'Oldest segments are deleted beyond it.'),
     editing ? h('details', { class: 'opts' }, h('summary', 'All options (segment size, fsync… are fixed at creation)'),
       h('table', h('tbody', optRows))) :
-      h('details', { class: 'opts' }, h('summary', 'Storage options (fixed after creation)'), extra.el),
+      h('details', { class: 'opts' }, h('summary', 'Storage options (most are fixed after creation)'), extra.el),
     h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => close(null) }, 'Cancel'), submit));
     return form;
   }, { wide: true });
