@@ -8,8 +8,19 @@
 #   assignments for that server (e.g. IGGY_TCP_TLS_ENABLED=true). When the
 #   server reports [quic], [websocket] and [http] listeners, VAR_QUIC, VAR_WS
 #   and VAR_HTTP are set to their host:port as well (VAR_WS serves WSS when the server was
-#   started with IGGY_WEBSOCKET_TLS_ENABLED=true). The server is stopped by
-#   PID when the calling shell exits.
+#   started with IGGY_WEBSOCKET_TLS_ENABLED=true). VAR_DATA is its data
+#   directory (system.path). The server is stopped by PID when the calling
+#   shell exits.
+# start_versitygw VAR
+#   Starts versitygw, the S3 server of the tiered-storage checks (posix
+#   backend: object KEY of bucket B is the file VAR_ROOT/B/KEY), on a free
+#   loopback port with a fresh root under $COMPAT_WORK holding one bucket,
+#   and waits until it listens. Sets VAR to its endpoint (http://host:port),
+#   VAR_PID, VAR_BUCKET, VAR_ACCESS_KEY, VAR_SECRET_KEY, VAR_ROOT and VAR_LOG.
+#   The binary is $IGGO_VERSITYGW, else versitygw in PATH, else
+#   $(go env GOPATH)/bin/versitygw (.ci/run installs it there); without one
+#   it returns 2, and 1 when it does not start. It is stopped by PID when
+#   the calling shell exits.
 # start_iggo_cluster VAR [ENV=VALUE ...]
 #   Starts a local five-node cluster ("$IGGO_BIN cluster start --nodes 5",
 #   replication factor 3) on a free range of loopback ports, with
@@ -83,7 +94,8 @@ start_iggo() {
   printf -v "$var" '%s' "$addr"
   printf -v "${var}_PID" '%s' "$pid"
   printf -v "${var}_LOG" '%s' "$dir/server.log"
-  export "$var" "${var}_PID" "${var}_LOG"
+  printf -v "${var}_DATA" '%s' "$dir/data"
+  export "$var" "${var}_PID" "${var}_LOG" "${var}_DATA"
   local section extra
   for section in quic:QUIC websocket:WS http:HTTP; do
     extra=$(sed -n "/^\[${section%%:*}\]/,/^\[/s/^ *address = \"\(.*\)\"/\1/p" "$cfg" | head -1)
@@ -92,6 +104,58 @@ start_iggo() {
       export "${var}_${section#*:}"
     fi
   done
+}
+
+start_versitygw() {
+  local var=$1 bin="" gobin dir log port pid i attempt sidecar=""
+  if [ -n "${IGGO_VERSITYGW:-}" ]; then
+    bin=$IGGO_VERSITYGW
+  elif command -v versitygw >/dev/null 2>&1; then
+    bin=$(command -v versitygw)
+  elif command -v go >/dev/null 2>&1; then
+    gobin="$(go env GOPATH | cut -d: -f1)/bin/versitygw"
+    [ -x "$gobin" ] && bin=$gobin
+  fi
+  if [ -z "$bin" ] || [ ! -x "$bin" ]; then
+    echo "versitygw not found (IGGO_VERSITYGW, PATH, \$(go env GOPATH)/bin)" >&2
+    return 2
+  fi
+  dir=$(mktemp -d "$COMPAT_WORK/versitygw.XXXXXX")
+  log=$dir/versitygw.log
+  mkdir -p "$dir/root/compat"
+  for attempt in 1 2 3 4; do
+    port=$(( 20000 + RANDOM % 12000 ))
+    compat_port_busy "$port" && continue
+    "$bin" --port "127.0.0.1:$port" --access compat-access --secret compat-secret-0123456789 \
+      --region us-east-1 --quiet posix ${sidecar:+--sidecar "$sidecar"} "$dir/root" >>"$log" 2>&1 &
+    pid=$!
+    for i in $(seq 1 100); do
+      if compat_port_busy "$port"; then
+        COMPAT_PIDS+=("$pid")
+        printf -v "$var" 'http://127.0.0.1:%s' "$port"
+        printf -v "${var}_PID" '%s' "$pid"
+        printf -v "${var}_BUCKET" '%s' compat
+        printf -v "${var}_ACCESS_KEY" '%s' compat-access
+        printf -v "${var}_SECRET_KEY" '%s' compat-secret-0123456789
+        printf -v "${var}_ROOT" '%s' "$dir/root"
+        printf -v "${var}_LOG" '%s' "$log"
+        export "$var" "${var}_PID" "${var}_BUCKET" "${var}_ACCESS_KEY" "${var}_SECRET_KEY" "${var}_ROOT" "${var}_LOG"
+        return 0
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    # A file system without extended attributes: metadata in a sidecar.
+    if [ -z "$sidecar" ] && grep -qs 'xattrs are not supported' "$log"; then
+      sidecar=$dir/meta
+      mkdir -p "$sidecar"
+    fi
+  done
+  echo "versitygw did not start:" >&2
+  tail -n 20 "$log" >&2
+  return 1
 }
 
 # compat_port_busy PORT: true when something on this host listens on or

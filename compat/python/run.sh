@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Python compatibility scenario: drives a fresh `iggo server` (plain TCP and
-# TLS) through the official apache-iggy SDK from PyPI, pinned with hashes in
+# TLS, and one with tiered storage uploading to a versitygw bucket) through
+# the official apache-iggy SDK from PyPI, pinned with hashes in
 # requirements.txt. Prints one PASS/FAIL line per step and, last,
 # "python: N passed, N failed". Run it through compat/run python.
 #
@@ -99,9 +100,31 @@ start_iggo TLS IGGY_TCP_TLS_ENABLED=true IGGY_TCP_TLS_SELF_SIGNED=false \
   IGGY_WEBSOCKET_TLS_ENABLED=true IGGY_WEBSOCKET_TLS_SELF_SIGNED=false \
   IGGY_WEBSOCKET_TLS_CERT_FILE="$certs/server/cert.pem" IGGY_WEBSOCKET_TLS_KEY_FILE="$certs/server/key.pem" ||
   setup_failed "start TLS iggo server"
+# Tiered storage (tests/test_09_tiered.py): a third server uploads sealed
+# segments to a versitygw bucket and drops each local copy once uploaded.
+# Without versitygw the tiered steps are skipped, or fail under CI.
+servers=(PLAIN TLS)
+vgw_rc=0
+start_versitygw S3 || vgw_rc=$?
+if [ "$vgw_rc" -eq 0 ]; then
+  start_iggo TIERED IGGY_TIERED_STORAGE_ENABLED=true IGGY_TIERED_STORAGE_ENDPOINT="$S3" \
+    IGGY_TIERED_STORAGE_BUCKET="$S3_BUCKET" IGGY_TIERED_STORAGE_PREFIX=compat \
+    IGGY_TIERED_STORAGE_ACCESS_KEY_ID="$S3_ACCESS_KEY" IGGY_TIERED_STORAGE_SECRET_ACCESS_KEY="$S3_SECRET_KEY" \
+    IGGY_TIERED_STORAGE_LOCAL_RETENTION_SIZE=0 IGGY_TIERED_STORAGE_UPLOAD_INTERVAL="200 ms" ||
+    setup_failed "start tiered iggo server"
+  servers+=(TIERED)
+  export COMPAT_PY_TIERED_ADDR=$TIERED COMPAT_PY_TIERED_DATA=$TIERED_DATA
+  export COMPAT_PY_TIERED_BUCKET_DIR=$S3_ROOT/$S3_BUCKET COMPAT_PY_TIERED_PREFIX=compat
+elif [ "$vgw_rc" -eq 2 ] && [ -z "${CI:-}" ]; then
+  export COMPAT_PY_TIERED_SKIP="versitygw not found: set IGGO_VERSITYGW or install it (.ci/run does)"
+elif [ "$vgw_rc" -eq 2 ]; then
+  export COMPAT_PY_TIERED_ERROR="versitygw not found: set IGGO_VERSITYGW or install it (.ci/run does)"
+else
+  export COMPAT_PY_TIERED_ERROR="versitygw did not start (its output is above)"
+fi
 echo "python: apache-iggy $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("apache-iggy"))')," \
   "servers $PLAIN (tcp) and $TLS (tls); quic ${PLAIN_QUIC:-none} / ${TLS_QUIC:-none}," \
-  "ws ${PLAIN_WS:-none}, wss ${TLS_WS:-none}"
+  "ws ${PLAIN_WS:-none}, wss ${TLS_WS:-none}; tiered ${TIERED:-none} (bucket ${S3:-none})"
 
 export COMPAT_PY_ADDR=$PLAIN COMPAT_PY_TLS_ADDR=$TLS
 export COMPAT_PY_QUIC_ADDR=${PLAIN_QUIC:-} COMPAT_PY_QUIC_TLS_ADDR=${TLS_QUIC:-}
@@ -125,7 +148,7 @@ if [ ! -s "$COMPAT_PY_RESULT" ]; then
 fi
 read -r passed failed <"$COMPAT_PY_RESULT"
 if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-for srv in PLAIN TLS; do
+for srv in "${servers[@]}"; do
   log=${srv}_LOG
   if grep -qiE 'panic|fatal' "${!log}"; then
     echo "FAIL server log ($srv) reports a panic:"; grep -iE -m5 'panic|fatal' "${!log}"

@@ -79,6 +79,7 @@ def create_topic(
     compression: str | None = None,
     expiry_us: int | None = None,
     max_size: int | None = None,
+    segment_size: int | None = None,
 ) -> bytes:
     """Encodes a CREATE_TOPIC body with only the option keys listed in
     ../shared/protocol/encodings.md (no durability keys)."""
@@ -89,6 +90,8 @@ def create_topic(
         body += option("message_expiry", KIND_UINT64, struct.pack("<Q", expiry_us))
     if max_size is not None:
         body += option("max_topic_size", KIND_UINT64, struct.pack("<Q", max_size))
+    if segment_size is not None:
+        body += option("segment_size", KIND_UINT64, struct.pack("<Q", segment_size))
     return body
 
 
