@@ -27,8 +27,7 @@ const ownerFile = "owner"
 // startCheckTimeout bounds the start-up check of the object store.
 const startCheckTimeout = 15 * time.Second
 
-// openTier starts the remote tier when tiered_storage.enabled is set
-// (single node; validation refuses it in cluster mode). Wrong
+// openTier starts the remote tier when tiered_storage.enabled is set. Wrong
 // credentials, a missing bucket or a prefix holding another server's
 // objects stop the start with one line naming the key to fix; an object
 // store that does not answer is a warning, and uploads wait for it.
@@ -56,6 +55,12 @@ func (b *Broker) openTier() (*tier.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b.clusterEnabled() {
+		// Every node of a cluster reads the objects its partitions'
+		// leaders uploaded: the prefix belongs to the cluster.
+		id := clusterID(b.cfg.Cluster.Name)
+		owner = fmt.Sprintf("cluster-%016x%016x", id.Hi, id.Lo)
+	}
 	claim := func(ctx context.Context) error { return objstore.Claim(ctx, store, owner) }
 	ctx, cancel := context.WithTimeout(context.Background(), startCheckTimeout)
 	err = store.Check(ctx)
@@ -71,6 +76,12 @@ func (b *Broker) openTier() (*tier.Manager, error) {
 	default:
 		return nil, err
 	}
+	// A node of a cluster leaves the other nodes' uploads in flight
+	// alone: it aborts only those older than any request can last.
+	var incompleteAge time.Duration
+	if b.clusterEnabled() {
+		incompleteAge = max(time.Hour, 2*tc.RequestTimeout.Std())
+	}
 	keep := tier.LocalRetention{Bytes: uint64(tc.LocalRetentionSize), Age: tc.LocalRetentionAge.Std()}
 	m, err := tier.NewManager(tier.Options{
 		Bucket:            store,
@@ -84,6 +95,7 @@ func (b *Broker) openTier() (*tier.Manager, error) {
 		Logger:            b.log.With("component", "tier"),
 		Clock:             b.opts.now,
 		Claim:             claim,
+		IncompleteAge:     incompleteAge,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("remote tier: %w", err)

@@ -80,6 +80,15 @@ type Data interface {
 	PartitionStats(t TopicRef, partition uint32) PartitionStats
 }
 
+// SettingsUpdater is implemented by a Data that keeps the settings of the
+// topics it holds (the partition plane): the metadata plane calls
+// UpdateTopic, like the other Data methods, after UPDATE_TOPIC changed a
+// topic's options, so that retention (message_expiry, max_topic_size)
+// and the remote tier's local retention follow them without a restart.
+type SettingsUpdater interface {
+	UpdateTopic(t TopicRef) error
+}
+
 // PartitionKey names one partition of a topic.
 type PartitionKey struct {
 	Topic     TopicRef

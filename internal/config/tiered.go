@@ -14,7 +14,9 @@ import (
 // TieredStorageConfig is [tiered_storage]: sealed segments are uploaded
 // to an S3-compatible bucket and read back from it when a poll needs
 // them (an Iggo extension; the reference has no such table). The active
-// segment always stays on local disk. Not supported in cluster mode yet.
+// segment always stays on local disk. In a cluster every node must use
+// the same bucket and prefix: partition leaders upload, every replica
+// reads.
 // With enabled = false nothing else in the table is checked.
 type TieredStorageConfig struct {
 	// Enabled uploads sealed segments to the bucket (default false).
@@ -124,9 +126,6 @@ func (c *Config) validateTieredStorage() []error {
 	var errs []error
 	bad := func(key string, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("tiered_storage.%s: %s", key, fmt.Sprintf(format, args...)))
-	}
-	if c.Cluster.Enabled {
-		bad("enabled", "not supported in cluster mode yet")
 	}
 	if strings.TrimSpace(t.Endpoint) == "" {
 		bad("endpoint", "required when tiered_storage.enabled is true")

@@ -101,8 +101,6 @@ func TestTieredStorageValidation(t *testing.T) {
 		{name: "age negative", mod: func(c *Config) { c.TieredStorage.LocalRetentionAge = -1 },
 			want: "tiered_storage.local_retention_age:"},
 		{name: "retention zero", mod: func(c *Config) { c.TieredStorage.LocalRetentionSize = 0 }},
-		{name: "cluster mode", mod: func(c *Config) { c.Cluster.Enabled = true },
-			want: "tiered_storage.enabled: not supported in cluster mode yet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := enabledTier()

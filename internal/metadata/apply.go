@@ -40,6 +40,7 @@ const (
 	effDeleteSegments
 	effDeleteGroupOffsets
 	effPlace
+	effUpdateTopic
 )
 
 // effect is one catalog.Data call to make after an entry is applied.
@@ -76,6 +77,10 @@ func (f effect) run(d catalog.Data) error {
 	case effPlace:
 		if p, ok := d.(catalog.Placer); ok {
 			return p.SetReplicas(f.ref, f.partition, f.replicas)
+		}
+	case effUpdateTopic:
+		if u, ok := d.(catalog.SettingsUpdater); ok {
+			return u.UpdateTopic(f.ref)
 		}
 	}
 	return nil
@@ -339,7 +344,7 @@ func (s *state) updateTopic(e *Entry, a actor) result {
 	delete(st.TopicByName, t.Name)
 	t.Name = req.Name
 	st.TopicByName[t.Name] = t.ID
-	return result{}
+	return result{effects: []effect{{kind: effUpdateTopic, ref: ref(st, t)}}}
 }
 
 func (s *state) deleteTopic(e *Entry, a actor) result {

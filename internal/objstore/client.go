@@ -62,6 +62,10 @@ func New(cfg Config) (*Store, error) {
 		Transport:    transport,
 		Region:       cfg.Region,
 		BucketLookup: lookup,
+		// A few quick retries, so a read fails within about a second
+		// when the store is down; the remote tier retries uploads and
+		// deletions itself, with a backoff.
+		MaxRetries: 3,
 	}
 	client, err := minio.New(host, &opts)
 	if err != nil {

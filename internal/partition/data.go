@@ -81,7 +81,8 @@ func (p *Plane) SetReplicas(t catalog.TopicRef, id uint32, replicas []uint8) err
 	case !held && open:
 		p.mu.Unlock()
 		p.log.Info("partition replica moved away; removing it here", "stream", t.StreamID, "topic", t.TopicID, "partition", id)
-		return p.DeletePartitions(t, []uint32{id})
+		// The other replicas still read its objects in the bucket.
+		return p.deletePartitions(t, []uint32{id}, false)
 	}
 	p.mu.Unlock()
 	if held {
@@ -93,6 +94,13 @@ func (p *Plane) SetReplicas(t catalog.TopicRef, id uint32, replicas []uint8) err
 // DeletePartitions implements catalog.Data: it closes the partitions and
 // removes their data and offsets.
 func (p *Plane) DeletePartitions(t catalog.TopicRef, ids []uint32) error {
+	return p.deletePartitions(t, ids, true)
+}
+
+// deletePartitions closes the partitions and removes their files here;
+// objects also deletes their objects in the remote tier (the partitions
+// are gone, not moved to other nodes).
+func (p *Plane) deletePartitions(t catalog.TopicRef, ids []uint32, objects bool) error {
 	p.mode.drop(t, ids)
 	p.mu.Lock()
 	tp := p.topics[t.Incarnation]
@@ -109,7 +117,7 @@ func (p *Plane) DeletePartitions(t catalog.TopicRef, ids []uint32) error {
 	p.mu.Unlock()
 	var errs []error
 	for _, part := range victims {
-		p.closeTier(part, true)
+		p.closeTier(part, objects)
 		if part.log != nil {
 			if err := part.log.Close(); err != nil && !errors.Is(err, storage.ErrClosed) {
 				p.log.Warn("close deleted partition", "dir", part.dir, "err", err)
@@ -122,6 +130,27 @@ func (p *Plane) DeletePartitions(t catalog.TopicRef, ids []uint32) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// The plane follows topic option updates.
+var _ catalog.SettingsUpdater = (*Plane)(nil)
+
+// UpdateTopic implements catalog.SettingsUpdater: the topic's new
+// settings take effect at the next retention pass (and, with a remote
+// tier, the next upload pass); settings fixed at creation (segment size,
+// durability) are not changed for the partitions already open.
+func (p *Plane) UpdateTopic(t catalog.TopicRef) error {
+	p.mu.Lock()
+	tp := p.topics[t.Incarnation]
+	if tp != nil {
+		tp.ref.Settings = t.Settings
+		p.tierLocalRetention(tp)
+	}
+	p.mu.Unlock()
+	if tp != nil && p.opts.Tier != nil {
+		p.opts.Tier.Notify()
+	}
+	return nil
 }
 
 // DeleteTopic implements catalog.Data: it closes every partition of the
@@ -187,6 +216,9 @@ func (p *Plane) DeleteSegments(t catalog.TopicRef, partitionID uint32, count uin
 	part := p.lookup(t.Incarnation, partitionID)
 	if part == nil || part.commit == nil {
 		return nil
+	}
+	if part.tier != nil {
+		return p.deleteTieredSegments(part, int(min(count, 1<<30)))
 	}
 	return part.commit.DeleteSegments(int(min(count, 1<<30)))
 }

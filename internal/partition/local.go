@@ -68,7 +68,7 @@ func (c *localCommitter) send(w *commit.Write) commit.Outcome {
 
 // Purge implements commit.Committer: at once.
 func (c *localCommitter) Purge(uint64) error {
-	if err := c.p.purgePartition(c.part); err != nil {
+	if err := c.p.purgePartition(c.part, 0); err != nil {
 		return fmt.Errorf("purge partition %d: %w", c.part.id, err)
 	}
 	return nil
@@ -86,23 +86,26 @@ func (c *localCommitter) DeleteGroupOffsets(group uint32) error {
 
 // Retain implements commit.Committer.
 func (c *localCommitter) Retain(r storage.Retention) (storage.Removed, error) {
-	return c.part.retain(r)
+	return c.part.log.Retain(r)
 }
 
 // DeleteSegments implements commit.Committer.
 func (c *localCommitter) DeleteSegments(k int) error {
-	_, err := c.part.deleteOldestSegments(k)
+	_, err := c.part.log.DeleteOldestSegments(k)
 	return err
 }
 
 // purgePartition is the one purge of a partition's data, local or applied
 // from its raft log: the encryption marker is reset first (resetCrypt),
 // then every message and consumer offset goes.
-func (p *Plane) purgePartition(part *partition) error {
+//
+// epoch is the remote tier's epoch after the purge: the purge entry's
+// index in cluster mode, 0 (the next one) on a single node.
+func (p *Plane) purgePartition(part *partition, epoch uint64) error {
 	if err := p.resetCrypt(part); err != nil {
 		return err
 	}
-	return part.purge()
+	return part.purge(epoch)
 }
 
 // partLocal is what a replica needs of its partition's plane-side state
@@ -129,7 +132,32 @@ func (l partLocal) VerifySealed(rec []byte) error {
 }
 
 // Purge implements replicated.Local.
-func (l partLocal) Purge() error { return l.p.purgePartition(l.part) }
+func (l partLocal) Purge(index uint64) error { return l.p.purgePartition(l.part, index) }
 
 // Counted implements replicated.Local.
 func (l partLocal) Counted(err error, msgs uint32, bytes int) { l.part.traffic.in(err, msgs, bytes) }
+
+// ApplyTier implements replicated.Local: a record of the remote tier
+// (tiered.go); without a remote tier here it is ignored.
+func (l partLocal) ApplyTier(record []byte) error {
+	if t := l.part.tier; t != nil {
+		return t.ApplyRecord(record)
+	}
+	return nil
+}
+
+// TierSnapshot implements replicated.Local.
+func (l partLocal) TierSnapshot() []byte {
+	if t := l.part.tier; t != nil {
+		return t.Snapshot()
+	}
+	return nil
+}
+
+// RestoreTier implements replicated.Local.
+func (l partLocal) RestoreTier(state []byte) error {
+	if t := l.part.tier; t != nil {
+		return t.Restore(state)
+	}
+	return nil
+}

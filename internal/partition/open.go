@@ -64,6 +64,7 @@ func (p *Plane) openPartition(tp *topic, t catalog.TopicRef, id uint32, replicas
 	delete(tp.unopened, id)
 	tp.parts[id] = part
 	part.commit = p.mode.open(tp.ref, part, replicas, joining)
+	part.bindTier()
 	part.commit.WantPurge(t.PurgedAt)
 	return nil
 }

@@ -189,8 +189,10 @@ type partition struct {
 	// crypt is the encryption state; nil for a plaintext partition (encrypt.go).
 	crypt *partCrypt
 	// tier is the partition in the remote tier; nil without one
-	// (tiered.go).
-	tier *tier.Partition
+	// (tiered.go). group ties it to the partition's raft group in
+	// cluster mode.
+	tier  *tier.Partition
+	group *groupTier
 	// commit commits the partition's writes: local.go, or its
 	// replicated.Replica in cluster mode; nil while the partition is
 	// stopped.

@@ -164,6 +164,9 @@ func (p *Plane) rebuild(ctx context.Context, m replicatedMode, ref catalog.Topic
 // reopenEmpty closes and wipes the damaged replica and opens an empty one
 // in its place that waits for the group's leader (a joining replica).
 func (p *Plane) reopenEmpty(ref catalog.TopicRef, id uint32, old, stand *partition, replicas []uint8) (*partition, error) {
+	if old != nil {
+		p.closeTier(old, false)
+	}
 	if old != nil && old.log != nil {
 		if err := old.log.Close(); err != nil && !errors.Is(err, storage.ErrClosed) {
 			p.log.Warn("close damaged partition", "dir", old.dir, "err", err)

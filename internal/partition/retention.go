@@ -66,7 +66,7 @@ func (p *Plane) RunRetention() storage.Removed {
 	p.mu.RUnlock()
 	var total storage.Removed
 	for _, j := range jobs {
-		rm, err := j.part.commit.Retain(j.r)
+		rm, err := j.part.retain(j.r)
 		if err != nil && !errors.Is(err, storage.ErrClosed) {
 			p.log.Warn("retention", "dir", j.part.dir, "err", err)
 		}

@@ -3,26 +3,35 @@ package partition
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/partition/commit"
+	"github.com/iggo-dev/iggo/internal/partition/replicated"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/internal/tier"
 )
 
-// The remote tier (Options.Tier, single node): a partition opened with it
+// The remote tier (Options.Tier): a partition opened with it
 // has part.tier, through which reads, bounds, stats, retention, segment
 // removal and purges see one log across local disk and the bucket. The
 // methods below are the one place that chooses between the two.
 
 // attachTier opens the remote tier of a partition whose log just opened.
+// In cluster mode it is tied to the partition's raft group through
+// groupTier, which finds the replica once the mode has made it.
 func (p *Plane) attachTier(t catalog.TopicRef, part *partition, log *storage.Partition) error {
-	if p.opts.Tier == nil || p.mode.held() {
+	if p.opts.Tier == nil {
 		return nil
+	}
+	var cl tier.Cluster
+	if p.mode.held() {
+		part.group = &groupTier{}
+		cl = part.group
 	}
 	ref := tier.PartitionRef{StreamID: t.StreamID, TopicID: t.TopicID, Incarnation: t.Incarnation, Partition: part.id}
 	tp, err := p.opts.Tier.Open(ref, part.dir, log, commit.BatchFormat{PartitionID: uint64(part.id)},
-		p.opts.Tier.LocalRetentionFor(t.Settings.LocalRetentionSize, t.Settings.LocalRetentionAge))
+		p.opts.Tier.LocalRetentionFor(t.Settings.LocalRetentionSize, t.Settings.LocalRetentionAge), cl)
 	if err != nil {
 		return err
 	}
@@ -63,26 +72,84 @@ func (part *partition) offsetForTimestamp(ctx context.Context, ts uint64) (uint6
 	return part.log.OffsetForTimestamp(ts)
 }
 
-// retain applies retention to the whole log.
+// retain applies retention to the whole log: both tiers, or the
+// partition's committer (which compacts a replicated log first).
 func (part *partition) retain(r storage.Retention) (storage.Removed, error) {
 	if part.tier != nil {
 		return part.tier.Retain(r)
 	}
-	return part.log.Retain(r)
+	return part.commit.Retain(r)
 }
 
-// deleteOldestSegments removes the oldest k segments of the whole log.
-func (part *partition) deleteOldestSegments(k int) (storage.Removed, error) {
-	if part.tier != nil {
-		return part.tier.DeleteOldestSegments(k)
+// deleteTieredSegments is DELETE_SEGMENTS of a partition with a remote
+// tier: the oldest k segments of both tiers. In cluster mode the metadata
+// effect runs on the replication loop, which the compaction before a
+// local removal waits for, so it runs on its own goroutine there.
+func (p *Plane) deleteTieredSegments(part *partition, k int) error {
+	if !p.mode.held() {
+		_, err := part.tier.DeleteOldestSegments(k)
+		return err
 	}
-	return part.log.DeleteOldestSegments(k)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		if _, err := part.tier.DeleteOldestSegments(k); err != nil {
+			p.log.Warn("delete segments", "dir", part.dir, "err", err)
+		}
+	}()
+	return nil
 }
 
-// purge deletes every message of the whole log.
-func (part *partition) purge() error {
+// groupTier is tier.Cluster over a partition's replica (cluster mode).
+// The replica is made after the remote tier opens (bindTier): until
+// then it neither leads nor publishes.
+type groupTier struct {
+	rep atomic.Pointer[replicated.Replica]
+}
+
+// bindTier gives the remote tier of a partition in cluster mode the
+// replica the mode just made for it.
+func (part *partition) bindTier() {
+	if part.group == nil {
+		return
+	}
+	if r, ok := part.commit.(*replicated.Replica); ok {
+		part.group.rep.Store(r)
+	}
+}
+
+// replica returns the partition's replica, or nil.
+func (g *groupTier) replica() *replicated.Replica { return g.rep.Load() }
+
+// Leads implements tier.Cluster.
+func (g *groupTier) Leads() bool {
+	r := g.replica()
+	return r != nil && r.Leads()
+}
+
+// Publish implements tier.Cluster.
+func (g *groupTier) Publish(ctx context.Context, record []byte) error {
+	r := g.replica()
+	if r == nil {
+		return errors.New("partition has no replica")
+	}
+	return r.PublishTier(ctx, record)
+}
+
+// DropOldest implements tier.Cluster.
+func (g *groupTier) DropOldest(k int, keep uint64) (storage.Removed, error) {
+	r := g.replica()
+	if r == nil {
+		return storage.Removed{}, nil
+	}
+	return r.DropOldest(k, keep)
+}
+
+// purge deletes every message of the whole log (epoch: see
+// Plane.purgePartition).
+func (part *partition) purge(epoch uint64) error {
 	if part.tier != nil {
-		return part.tier.Purge()
+		return part.tier.Purge(epoch)
 	}
 	return part.log.Purge()
 }

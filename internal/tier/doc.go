@@ -54,6 +54,20 @@
 // epoch). A deleted partition or topic queues its key prefix in the
 // manager's delete.queue file, worked through the same way.
 //
+// # Cluster
+//
+// In cluster mode a partition's remote tier is tied to its raft group
+// through Cluster: only the group's leader uploads, and it publishes each
+// upload as a record in the group's log instead of listing it itself;
+// every replica applies the record to its own manifest (ApplyRecord),
+// drops local copies by the same rule, compacting the group's log first
+// (Cluster.DropOldest), and serves reads of the bucket. Snapshots carry
+// the manifest (Snapshot, Restore), so a replica that catches up copies
+// only what the leader still holds locally. The manifest may then list
+// segments that overlap (another replica cut its segments elsewhere): a
+// read takes the first one holding the offset. A purge's epoch is the
+// purge entry's index, the same on every replica.
+//
 // # Failures
 //
 // A pass that fails (store down, slow, refusing) leaves local data as it

@@ -28,6 +28,9 @@ type Bucket interface {
 	Delete(ctx context.Context, key string) error
 	// DeletePrefix removes every object under a full key prefix.
 	DeletePrefix(ctx context.Context, prefix string) (int, error)
+	// AbortIncomplete aborts the multipart uploads under a full key
+	// prefix started before a time.
+	AbortIncomplete(ctx context.Context, prefix string, before time.Time) (int, error)
 }
 
 // Options configure a Manager.
@@ -62,6 +65,12 @@ type Options struct {
 	// each pass until it succeeds (the bucket prefix must belong to this
 	// server: objstore.Claim). Nothing is uploaded or deleted before.
 	Claim func(ctx context.Context) error
+	// IncompleteAge: once claimed, multipart uploads under the prefix
+	// that started this long before the manager did are aborted (what a
+	// crash or an outage left). 0 aborts every one older than the
+	// manager (a single node: none is its own); a cluster passes a bound
+	// past any upload of another node still in flight.
+	IncompleteAge time.Duration
 }
 
 // DefaultChunkBytes is the default size of a cached piece of a remote
@@ -91,6 +100,8 @@ type Manager struct {
 
 	// claimed is set once Options.Claim succeeded (loop goroutine only).
 	claimed bool
+	// started is when the manager started.
+	started time.Time
 
 	mu       sync.Mutex
 	parts    map[*Partition]struct{}
@@ -140,7 +151,7 @@ func NewManager(opts Options) (*Manager, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{opts: opts, bucket: opts.Bucket, cache: cache, log: opts.Logger,
 		ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1), slots: make(chan struct{}, opts.UploadConcurrency),
-		parts: map[*Partition]struct{}{}, prefixes: prefixes}
+		parts: map[*Partition]struct{}{}, prefixes: prefixes, started: time.Now()}
 	m.wg.Add(1)
 	go m.loop()
 	return m, nil
@@ -149,7 +160,10 @@ func NewManager(opts Options) (*Manager, error) {
 // Open attaches the remote tier to an open local log: it loads the
 // partition's manifest and starts uploading its sealed segments. dir is
 // the partition directory, format the log's record format.
-func (m *Manager) Open(ref PartitionRef, dir string, log *storage.Partition, format storage.Format, keep LocalRetention) (*Partition, error) {
+//
+// cl is nil on a single node; in a cluster it connects the partition to
+// its raft group (see Cluster).
+func (m *Manager) Open(ref PartitionRef, dir string, log *storage.Partition, format storage.Format, keep LocalRetention, cl Cluster) (*Partition, error) {
 	man, err := loadManifest(filepath.Join(dir, manifestName))
 	if err != nil {
 		return nil, err
@@ -157,7 +171,7 @@ func (m *Manager) Open(ref PartitionRef, dir string, log *storage.Partition, for
 	if err := os.MkdirAll(filepath.Join(dir, remoteIndexDir), 0o755); err != nil {
 		return nil, fmt.Errorf("tier: %w", err)
 	}
-	p := &Partition{m: m, ref: ref, dir: dir, log: log, format: format}
+	p := &Partition{m: m, ref: ref, dir: dir, log: log, format: format, cl: cl}
 	p.ctx, p.cancel = context.WithCancel(m.ctx)
 	p.man.Store(&man)
 	p.keep.Store(&keep)
@@ -278,8 +292,12 @@ func (m *Manager) pass() {
 
 // claim runs Options.Claim until it succeeds; false while it has not.
 func (m *Manager) claim() bool {
-	if m.claimed || m.opts.Claim == nil {
+	if m.claimed {
+		return true
+	}
+	if m.opts.Claim == nil {
 		m.claimed = true
+		m.abortIncomplete()
 		return true
 	}
 	ctx, cancel := m.requestCtx(m.ctx)
@@ -294,7 +312,23 @@ func (m *Manager) claim() bool {
 		return false
 	}
 	m.claimed = true
+	m.abortIncomplete()
 	return true
+}
+
+// abortIncomplete aborts the multipart uploads a crash or an outage left
+// under the prefix (Options.IncompleteAge); a failure is logged, and the
+// uploads stay until the next start.
+func (m *Manager) abortIncomplete() {
+	ctx, cancel := m.requestCtx(m.ctx)
+	defer cancel()
+	n, err := m.bucket.AbortIncomplete(ctx, m.bucket.Key("streams/"), m.started.Add(-m.opts.IncompleteAge))
+	switch {
+	case err != nil && m.ctx.Err() == nil:
+		m.log.Warn("remote tier: unfinished uploads left by an earlier run could not be aborted", "err", err)
+	case n > 0:
+		m.log.Info("remote tier: unfinished uploads left by an earlier run aborted", "uploads", n)
+	}
 }
 
 // backoff is the wait before the n-th retry: 1 s doubling to 1 min.

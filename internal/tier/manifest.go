@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 
 	"github.com/iggo-dev/iggo/internal/fileio"
 )
@@ -60,8 +61,11 @@ type Manifest struct {
 	// Epoch counts purges of the partition: offsets restart at 0 after a
 	// purge, so object keys carry the epoch and never name old data.
 	Epoch uint64
-	// Segments are the uploaded segments, oldest first, contiguous or
-	// with gaps where retention removed local data before its upload.
+	// Segments are the uploaded segments, oldest first: both their
+	// starts and their ends increase. They are contiguous, or have gaps
+	// where retention removed local data before its upload; in a cluster
+	// two may overlap (a replica restarted from a snapshot cuts its
+	// segments elsewhere than the leader that uploaded the older ones).
 	Segments []Remote
 	// Deletes are keys of objects no longer listed whose deletion the
 	// bucket has not confirmed yet.
@@ -83,21 +87,25 @@ func (m *Manifest) encode() []byte {
 	b = binary.LittleEndian.AppendUint64(b, m.Epoch)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Segments)))
 	for i := range m.Segments {
-		s := &m.Segments[i]
-		b = binary.LittleEndian.AppendUint64(b, s.Start)
-		b = binary.LittleEndian.AppendUint64(b, s.End)
-		b = binary.LittleEndian.AppendUint64(b, uint64(s.Bytes))
-		b = binary.LittleEndian.AppendUint32(b, s.Records)
-		b = binary.LittleEndian.AppendUint64(b, s.FirstTimestamp)
-		b = binary.LittleEndian.AppendUint64(b, s.LastTimestamp)
-		b = appendString(b, s.Key)
-		b = appendString(b, s.ETag)
+		b = appendRemote(b, &m.Segments[i])
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Deletes)))
 	for _, k := range m.Deletes {
 		b = appendString(b, k)
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+// appendRemote appends a segment's encoding.
+func appendRemote(b []byte, s *Remote) []byte {
+	b = binary.LittleEndian.AppendUint64(b, s.Start)
+	b = binary.LittleEndian.AppendUint64(b, s.End)
+	b = binary.LittleEndian.AppendUint64(b, uint64(s.Bytes))
+	b = binary.LittleEndian.AppendUint32(b, s.Records)
+	b = binary.LittleEndian.AppendUint64(b, s.FirstTimestamp)
+	b = binary.LittleEndian.AppendUint64(b, s.LastTimestamp)
+	b = appendString(b, s.Key)
+	return appendString(b, s.ETag)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -127,16 +135,15 @@ func decodeManifest(b []byte) (Manifest, error) {
 	}
 	m.Segments = make([]Remote, 0, n)
 	for range n {
-		s := Remote{Start: d.u64(), End: d.u64(), Bytes: int64(d.u64()), Records: d.u32(),
-			FirstTimestamp: d.u64(), LastTimestamp: d.u64(), Key: d.str(), ETag: d.str()}
+		s := d.remote()
 		if d.err != nil {
 			break
 		}
 		if s.End <= s.Start || s.Bytes <= 0 || s.Records == 0 || s.Key == "" {
 			return m, fmt.Errorf("%w: segment %d..%d malformed", errManifest, s.Start, s.End)
 		}
-		if k := len(m.Segments); k > 0 && m.Segments[k-1].End > s.Start {
-			return m, fmt.Errorf("%w: segment at %d overlaps the one before", errManifest, s.Start)
+		if k := len(m.Segments); k > 0 && (s.Start <= m.Segments[k-1].Start || s.End <= m.Segments[k-1].End) {
+			return m, fmt.Errorf("%w: segment at %d out of order", errManifest, s.Start)
 		}
 		m.Segments = append(m.Segments, s)
 	}
@@ -197,6 +204,12 @@ func (d *decoder) u64() uint64 {
 	return 0
 }
 
+// remote reads a segment as appendRemote wrote it.
+func (d *decoder) remote() Remote {
+	return Remote{Start: d.u64(), End: d.u64(), Bytes: int64(d.u64()), Records: d.u32(),
+		FirstTimestamp: d.u64(), LastTimestamp: d.u64(), Key: d.str(), ETag: d.str()}
+}
+
 func (d *decoder) str() string {
 	n := int(d.u16())
 	if n > maxKeyLen {
@@ -233,21 +246,41 @@ func (m *Manifest) clone() Manifest {
 	return Manifest{Epoch: m.Epoch, Segments: slices.Clone(m.Segments), Deletes: slices.Clone(m.Deletes)}
 }
 
-// find returns the index of the segment holding offset off, or -1.
+// find returns the index of the first segment holding offset off, or -1.
 func (m *Manifest) find(off uint64) int {
-	i, _ := slices.BinarySearchFunc(m.Segments, off, func(s Remote, off uint64) int {
-		switch {
-		case s.End <= off:
-			return -1
-		case s.Start > off:
-			return 1
-		}
-		return 0
-	})
-	if i < len(m.Segments) && m.Segments[i].Start <= off && off < m.Segments[i].End {
+	i := sort.Search(len(m.Segments), func(i int) bool { return m.Segments[i].End > off })
+	if i < len(m.Segments) && m.Segments[i].Start <= off {
 		return i
 	}
 	return -1
+}
+
+// covers reports whether the segments listed hold every offset of
+// start .. end-1.
+func (m *Manifest) covers(start, end uint64) bool {
+	for start < end {
+		i := m.find(start)
+		if i < 0 {
+			return false
+		}
+		start = m.Segments[i].End
+	}
+	return true
+}
+
+// insert adds r in order; false when the segments listed already hold
+// its offsets or r does not fit the order (a segment starting at or
+// before another but ending at or before it).
+func (m *Manifest) insert(r Remote) bool {
+	if m.covers(r.Start, r.End) {
+		return false
+	}
+	i := sort.Search(len(m.Segments), func(i int) bool { return m.Segments[i].Start >= r.Start })
+	if (i > 0 && m.Segments[i-1].End >= r.End) || (i < len(m.Segments) && m.Segments[i].End <= r.End) {
+		return false
+	}
+	m.Segments = slices.Insert(m.Segments, i, r)
+	return true
 }
 
 // bytes is the size of the segments listed.

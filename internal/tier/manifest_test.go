@@ -45,6 +45,48 @@ func TestManifestRoundTrip(t *testing.T) {
 	}
 }
 
+func TestManifestInsertAndCover(t *testing.T) {
+	var m Manifest
+	seg := func(start, end uint64) Remote {
+		return Remote{Start: start, End: end, Bytes: 1, Records: 1, Key: "k"}
+	}
+	for _, r := range []Remote{seg(100, 200), seg(0, 100), seg(300, 400)} {
+		if !m.insert(r) {
+			t.Fatalf("insert %d..%d refused", r.Start, r.End)
+		}
+	}
+	if m.insert(seg(120, 180)) || m.insert(seg(0, 200)) {
+		t.Fatal("a segment whose offsets are held, or that swallows others, was inserted")
+	}
+	// A replica's segment overlapping the uploaded ones (other cuts).
+	if !m.insert(seg(150, 250)) {
+		t.Fatal("overlapping segment refused")
+	}
+	if !m.covers(0, 250) || m.covers(0, 260) || m.covers(250, 300) || !m.covers(300, 400) {
+		t.Fatalf("covers wrong over %+v", m.Segments)
+	}
+	if i := m.find(180); i != 1 {
+		t.Fatalf("find(180) = %d, want the first segment holding it", i)
+	}
+	if _, err := decodeManifest(m.encode()); err != nil {
+		t.Fatalf("overlapping manifest does not decode: %v", err)
+	}
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	r := sampleManifest().Segments[1]
+	epoch, got, err := decodeRecord(encodeRecord(7, r))
+	if err != nil || epoch != 7 || !reflect.DeepEqual(got, r) {
+		t.Fatalf("record: %d %+v %v", epoch, got, err)
+	}
+	b := encodeRecord(7, r)
+	for _, bad := range [][]byte{nil, b[:len(b)-1], append(append([]byte(nil), b...), 0), append([]byte{9}, b[1:]...)} {
+		if _, _, err := decodeRecord(bad); err == nil {
+			t.Fatalf("bad record %x decoded", bad)
+		}
+	}
+}
+
 func TestManifestRejects(t *testing.T) {
 	good := sampleManifest()
 	b := good.encode()
@@ -56,9 +98,12 @@ func TestManifestRejects(t *testing.T) {
 	flipped := append([]byte(nil), b...)
 	flipped[30] ^= 1
 	cases["bit flip"] = flipped
-	overlap := sampleManifest()
-	overlap.Segments[1].Start = 50
-	cases["overlap"] = overlap.encode()
+	order := sampleManifest()
+	order.Segments[1].Start = 0
+	cases["start out of order"] = order.encode()
+	inside := sampleManifest()
+	inside.Segments[1].End = 100
+	cases["end out of order"] = inside.encode()
 	empty := sampleManifest()
 	empty.Segments[0].End = 0
 	cases["empty segment"] = empty.encode()

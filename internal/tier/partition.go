@@ -42,17 +42,25 @@ type Partition struct {
 	dir    string
 	log    *storage.Partition
 	format storage.Format
+	// cl connects the partition to its raft group; nil on a single node.
+	cl Cluster
 
-	// mu serialises changes of the manifest and of the local segment
-	// list made through the partition (uploads, drops, retention,
-	// purge), so that what it decides from one stays true for the other.
+	// dropMu serialises the removals of local segments (local retention,
+	// retention, DELETE_SEGMENTS), each decided from one look at both
+	// tiers. It is taken before mu.
+	dropMu sync.Mutex
+	// mu serialises changes of the manifest (uploads listed, records
+	// applied, retention, purge). It is never held while waiting for the
+	// replication loop, which applies records under it.
 	mu sync.Mutex
 	// man is the current manifest, replaced whole (readers load it).
 	man atomic.Pointer[Manifest]
 	// keep is the local retention.
 	keep atomic.Pointer[LocalRetention]
-	// warned holds the damaged segments already logged; guarded by mu.
-	warned map[uint64]bool
+	// warned and remoteWarned hold the starts of segments whose damage
+	// was logged: local ones not uploaded, objects not served. Guarded
+	// by mu.
+	warned, remoteWarned map[uint64]bool
 
 	// ctx ends the partition's background work (Close, Delete).
 	ctx    context.Context
@@ -90,13 +98,13 @@ func (p *Partition) commit(m Manifest) error {
 }
 
 // remoteOnly returns the manifest and how many of its oldest segments
-// are no longer on local disk (they end at or before the first local
-// offset).
+// start before the first local offset: offsets below it are read from
+// them.
 func (p *Partition) remoteOnly() (*Manifest, int, uint64, uint64) {
 	localFirst, next := p.log.Bounds()
 	m := p.man.Load()
 	k := 0
-	for k < len(m.Segments) && m.Segments[k].End <= localFirst {
+	for k < len(m.Segments) && m.Segments[k].Start < localFirst {
 		k++
 	}
 	return m, k, localFirst, next
@@ -138,7 +146,7 @@ func (p *Partition) Stats() (storage.Stats, Tiers) {
 		t.RemoteOnlyBytes += uint64(m.Segments[i].Bytes)
 	}
 	for _, s := range p.log.Sealed() {
-		if m.find(s.Start) < 0 {
+		if !m.covers(s.Start, s.End) {
 			t.PendingSegments++
 			t.PendingBytes += uint64(s.Bytes)
 		}

@@ -16,6 +16,9 @@ import (
 // error names the object). No bytes of such a read are served.
 var ErrRemoteRead = errors.New("tier: remote read failed")
 
+// errDamaged marks bytes from the bucket that failed verification.
+var errDamaged = errors.New("remote object damaged")
+
 // Read fills r as storage.Partition.Read does, over the whole log: a read
 // starting at an offset held only in the bucket is served from there
 // (through the cache, one chunk at most per call, so it may return fewer
@@ -60,9 +63,9 @@ func (p *Partition) Read(ctx context.Context, r *storage.ReadResult, from, maxMe
 // remoteHolds reports whether offset off is in a segment only the bucket
 // holds now.
 func (p *Partition) remoteHolds(off uint64) bool {
-	m, k0, _, _ := p.remoteOnly()
+	m, k0, localFirst, _ := p.remoteOnly()
 	i := m.find(off)
-	return i >= 0 && i < k0
+	return i >= 0 && i < k0 && off < localFirst
 }
 
 // readRemote appends to r the extent of the remote segment seg holding
@@ -170,10 +173,23 @@ func (p *Partition) fetchChunk(ctx context.Context, seg *Remote, ix *indexFile, 
 		}
 		return err
 	}
-	verify := func(b []byte) error { return p.verifyChunk(seg, ix.path, cr, b) }
+	verify := func(b []byte) error {
+		if err := p.verifyChunk(seg, ix.path, cr, b); err != nil {
+			return fmt.Errorf("%w: %w", errDamaged, err)
+		}
+		return nil
+	}
 	rctx, cancel := p.m.requestCtx(ctx)
 	defer cancel()
 	ch, err := p.m.cache.Get(rctx, seg.Key, cr.pos, cr.end-cr.pos, fetch, verify)
+	if errors.Is(err, errDamaged) {
+		p.damagedRemote(seg, err)
+		// The index may be what is wrong: the next read fetches it again
+		// from the bucket.
+		if rerr := os.Remove(ix.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			p.m.log.Warn("remote tier: remove the index of a damaged remote segment", "path", ix.path, "err", rerr)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: segment %d..%d of partition %s (%s): %w", ErrRemoteRead, seg.Start, seg.End-1, p.ref, seg.Key, err)
 	}
@@ -216,6 +232,24 @@ func (p *Partition) verifyChunk(seg *Remote, path string, cr chunkRange, b []byt
 		}
 	}
 	return nil
+}
+
+// damagedRemote logs, once per segment, that a remote object failed
+// verification. Its offsets stay unreadable (each read of them fails with
+// ErrRemoteRead naming the object): a segment is read from the bucket
+// only once no local copy of it is left to upload again.
+func (p *Partition) damagedRemote(seg *Remote, err error) {
+	p.mu.Lock()
+	if p.remoteWarned == nil {
+		p.remoteWarned = map[uint64]bool{}
+	}
+	first := !p.remoteWarned[seg.Start]
+	p.remoteWarned[seg.Start] = true
+	p.mu.Unlock()
+	if first {
+		p.m.log.Error("remote tier: an object failed verification; its offsets are not served",
+			"partition", p.ref, "object", seg.Key, "first_offset", seg.Start, "last_offset", seg.End-1, "err", err)
+	}
 }
 
 // prefetchAfter starts fetching the chunk after the one r's extent came

@@ -7,16 +7,12 @@ import "github.com/iggo-dev/iggo/internal/storage"
 // kept locally, age of their newest record). Only a prefix of uploaded
 // segments is dropped, so the local log stays contiguous.
 func (p *Partition) dropLocal() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.dropMu.Lock()
+	defer p.dropMu.Unlock()
 	sealed := p.log.Sealed()
 	m := p.man.Load()
 	n := 0
-	for n < len(sealed) {
-		i := m.find(sealed[n].Start)
-		if i < 0 || m.Segments[i].Start != sealed[n].Start || m.Segments[i].End != sealed[n].End {
-			break
-		}
+	for n < len(sealed) && m.covers(sealed[n].Start, sealed[n].End) {
 		n++
 	}
 	if n == 0 {
@@ -25,8 +21,8 @@ func (p *Partition) dropLocal() error {
 	keep := p.keep.Load()
 	k := n
 	if keep.Bytes != 0 {
-		var total uint64
-		for _, s := range sealed {
+		var total uint64 // uploaded sealed data on local disk
+		for _, s := range sealed[:n] {
 			total += uint64(s.Bytes)
 		}
 		r := storage.Retention{MaxAge: keep.Age}
@@ -38,13 +34,29 @@ func (p *Partition) dropLocal() error {
 	if k == 0 {
 		return nil
 	}
-	if got, keepOff := p.log.OldestSegmentsEnd(k); got != k || keepOff != sealed[k-1].End {
-		return nil // the local log changed under the look: next pass
-	}
-	rm, err := p.log.DeleteOldestSegments(k)
+	rm, err := p.dropOldest(k, sealed[k-1].End)
 	p.m.met.droppedSegments.Add(uint64(rm.Segments))
 	p.m.met.droppedBytes.Add(rm.Bytes)
 	return err
+}
+
+// dropOldest removes the k oldest local segments if the first offset
+// kept is then keep (otherwise the local log changed since the caller
+// looked, and nothing is removed). In a cluster the group's log is
+// compacted past them first (Cluster.DropOldest). Caller holds p.dropMu,
+// not p.mu: the compaction waits for the replication loop, whose
+// applies take p.mu.
+func (p *Partition) dropOldest(k int, keep uint64) (storage.Removed, error) {
+	if k <= 0 {
+		return storage.Removed{}, nil
+	}
+	if p.cl != nil {
+		return p.cl.DropOldest(k, keep)
+	}
+	if got, at := p.log.OldestSegmentsEnd(k); got != k || at != keep {
+		return storage.Removed{}, nil
+	}
+	return p.log.DeleteOldestSegments(k)
 }
 
 func sealedSpan(s []storage.SealedInfo) func(int) storage.Span {
@@ -63,8 +75,8 @@ func (p *Partition) nowMicros() uint64 {
 // (their objects are deleted in the background) and then from local
 // disk, by the rule of storage.RetainPrefix.
 func (p *Partition) Retain(r storage.Retention) (storage.Removed, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.dropMu.Lock()
+	defer p.dropMu.Unlock()
 	m, k0, _, _ := p.remoteOnly()
 	sealed := p.log.Sealed()
 	total := p.log.Stats().Bytes
@@ -86,17 +98,17 @@ func (p *Partition) Retain(r storage.Retention) (storage.Removed, error) {
 // (DELETE_SEGMENTS), those in the bucket first; the active segment is
 // never removed.
 func (p *Partition) DeleteOldestSegments(n int) (storage.Removed, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.dropMu.Lock()
+	defer p.dropMu.Unlock()
 	m, k0, _, _ := p.remoteOnly()
 	sealed := p.log.Sealed()
 	return p.removeOldest(min(max(n, 0), k0+len(sealed)), m, k0, sealed)
 }
 
 // removeOldest removes the k oldest segments of the whole log: the k0
-// oldest of m are only in the bucket, sealed are the local ones. The
+// oldest of m start before the local log, sealed are the local ones. The
 // manifest stops listing every removed segment (queuing its objects for
-// deletion) before the local ones go. Caller holds p.mu.
+// deletion) before the local ones go. Caller holds p.dropMu.
 func (p *Partition) removeOldest(k int, m *Manifest, k0 int, sealed []storage.SealedInfo) (storage.Removed, error) {
 	var rm storage.Removed
 	if k == 0 {
@@ -112,7 +124,8 @@ func (p *Partition) removeOldest(k int, m *Manifest, k0 int, sealed []storage.Se
 	default:
 		return rm, nil
 	}
-	n := m.clone()
+	p.mu.Lock()
+	n := p.man.Load().clone()
 	var gone []Remote
 	kept := n.Segments[:0]
 	for _, s := range n.Segments {
@@ -124,10 +137,15 @@ func (p *Partition) removeOldest(k int, m *Manifest, k0 int, sealed []storage.Se
 		kept = append(kept, s)
 	}
 	n.Segments = kept
+	var err error
 	if len(gone) > 0 {
-		if err := p.commit(n); err != nil {
-			return rm, err
-		}
+		err = p.commit(n)
+	}
+	p.mu.Unlock()
+	if err != nil {
+		return rm, err
+	}
+	if len(gone) > 0 {
 		p.removeIndexes(gone)
 		for i := range gone {
 			p.m.cache.Drop(gone[i].Key)
@@ -140,7 +158,7 @@ func (p *Partition) removeOldest(k int, m *Manifest, k0 int, sealed []storage.Se
 		p.m.poke()
 	}
 	if localK > 0 {
-		lrm, err := p.log.DeleteOldestSegments(localK)
+		lrm, err := p.dropOldest(localK, cut)
 		rm.Segments += lrm.Segments
 		rm.Bytes += lrm.Bytes
 		rm.Messages += lrm.Messages
@@ -153,12 +171,22 @@ func (p *Partition) removeOldest(k int, m *Manifest, k0 int, sealed []storage.Se
 
 // Purge deletes every message of the partition in both tiers (offsets
 // restart at 0): the manifest moves to a new epoch listing nothing, with
-// every object queued for deletion, then the local log is purged.
-func (p *Partition) Purge() error {
+// every object queued for deletion, then the local log is purged. epoch
+// is the new epoch: 0 takes the next one (a single node); in a cluster
+// it is the purge entry's index in the group's log, so every replica
+// agrees, and a manifest already at or past it (restored from a newer
+// snapshot) is kept.
+func (p *Partition) Purge(epoch uint64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m := p.man.Load()
-	n := Manifest{Epoch: m.Epoch + 1, Deletes: append([]string(nil), m.Deletes...)}
+	if epoch == 0 {
+		epoch = m.Epoch + 1
+	}
+	if epoch <= m.Epoch {
+		return p.log.Purge()
+	}
+	n := Manifest{Epoch: epoch, Deletes: append([]string(nil), m.Deletes...)}
 	for _, s := range m.Segments {
 		n.Deletes = append(n.Deletes, s.Key, IndexKey(s.Key))
 	}

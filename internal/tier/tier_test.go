@@ -85,7 +85,7 @@ func (r *rig) open(keep LocalRetention) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	p, err := m.Open(PartitionRef{StreamID: 1, TopicID: 2, Incarnation: 3}, r.dir, log, format, keep)
+	p, err := m.Open(PartitionRef{StreamID: 1, TopicID: 2, Incarnation: 3}, r.dir, log, format, keep, nil)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestPurgeDeletesEverything(t *testing.T) {
 	r := newRig(t, LocalRetention{Bytes: 0})
 	r.append(200, 20)
 	r.uploadedAll()
-	if err := r.p.Purge(); err != nil {
+	if err := r.p.Purge(0); err != nil {
 		t.Fatal(err)
 	}
 	if first, next := r.p.Bounds(); first != 0 || next != 0 {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -47,6 +46,9 @@ func (p *Partition) work(ctx context.Context) error {
 // its local copy stays, and so do the segments after it, since local
 // copies are dropped as a prefix; the ones after it are uploaded.
 func (p *Partition) uploadRound(ctx context.Context) (n int, err error) {
+	if p.cl != nil && !p.cl.Leads() {
+		return 0, nil // the group's leader uploads
+	}
 	p.mu.Lock()
 	m := p.man.Load()
 	var todo []storage.SealedInfo
@@ -54,7 +56,7 @@ func (p *Partition) uploadRound(ctx context.Context) (n int, err error) {
 		if len(todo) == p.m.opts.UploadConcurrency {
 			break
 		}
-		if m.find(s.Start) >= 0 {
+		if m.covers(s.Start, s.End) {
 			continue
 		}
 		if s.Damaged {
@@ -99,7 +101,13 @@ func (p *Partition) uploadRound(ctx context.Context) (n int, err error) {
 		}
 	}
 	if len(ok) > 0 {
-		if cerr := p.list(ok, epoch); cerr != nil {
+		var cerr error
+		if p.cl != nil {
+			cerr = p.publish(ctx, ok, epoch)
+		} else {
+			cerr = p.list(ok, epoch)
+		}
+		if cerr != nil {
 			return n, cerr
 		}
 	}
@@ -139,14 +147,9 @@ func (p *Partition) list(up []Remote, epoch uint64) error {
 			n.Deletes = append(n.Deletes, r.Key, IndexKey(r.Key))
 			continue
 		}
-		if n.find(r.Start) >= 0 {
+		if !n.insert(r) {
 			continue
 		}
-		i := len(n.Segments)
-		for i > 0 && n.Segments[i-1].Start > r.Start {
-			i--
-		}
-		n.Segments = slices.Insert(n.Segments, i, r)
 		added++
 		p.m.met.uploadedSegments.Add(1)
 		p.m.met.uploadedBytes.Add(uint64(r.Bytes))

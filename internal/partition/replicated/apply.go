@@ -55,6 +55,14 @@ func (rep *Replica) Apply(e replication.Entry) {
 		// A batch a later purge removed: nothing to do.
 	case ent.kind == entryPurge:
 		res = s.applyPurge(rep, e.Index, ent.purgeID)
+	case ent.kind == entryTier:
+		if part.Local == nil {
+			break
+		}
+		if err := part.Local.ApplyTier(ent.tier); err != nil {
+			s.log.Warn("remote tier record not applied", "group", uint64(g), "index", e.Index, "err", err)
+			res.code = wire.ErrCannotAppendMessage.Code
+		}
 	default:
 		res = s.applyOffset(part, &ent)
 		if ent.kind == entryOffsetDelete && ent.consumer == storage.KindGroup {

@@ -17,7 +17,7 @@ import (
 // it. All integers are little endian:
 //
 //	0  u8   kind (entrySend, entryOffsetStore, entryOffsetAdvance,
-//	        entryOffsetDelete, entryPurge, entryPurged)
+//	        entryOffsetDelete, entryPurge, entryPurged, entryTier)
 //	1  u8   version (1)
 //	2  u8   flags (flagWindowed: the request enters the duplicate window;
 //	        flagStored: in the raft log file only, see seglog.go)
@@ -37,6 +37,8 @@ import (
 //	        purge:   u64 purge identity (catalog.TopicRef.PurgedAt; an
 //	                 entry without it, written before identities
 //	                 existed, is identity 0)
+//	        tier:    the record of a segment the leader uploaded to the
+//	                 remote tier (internal/tier, Cluster), opaque here
 //
 // The base offset and timestamp of a send are written by the leader's
 // Prepare hook (stamp.go) in the header and in the batch itself.
@@ -49,6 +51,10 @@ const (
 	// entryPurged stands in for a stored batch that a later purge
 	// removed (seglog.go): it has no effect.
 	entryPurged = 6
+	// entryTier records a segment uploaded to the remote tier.
+	entryTier = 7
+	// maxTierRecord bounds a tier record.
+	maxTierRecord = 4 << 10
 
 	entryVersion = 1
 	flagWindowed = 1
@@ -95,6 +101,9 @@ type entry struct {
 
 	// purgeID is a purge's identity (0: legacy entry without one).
 	purgeID uint64
+
+	// tier is a tier entry's record (aliases the entry data).
+	tier []byte
 }
 
 // appendCommon writes the common header.
@@ -124,6 +133,8 @@ func (e *entry) size() int {
 		return entryOffsetLen
 	case entryPurge:
 		return entryPurgeLen
+	case entryTier:
+		return entryCommonLen + len(e.tier)
 	}
 	return entryCommonLen
 }
@@ -145,6 +156,8 @@ func (e *entry) appendTo(dst []byte) []byte {
 		return binary.LittleEndian.AppendUint64(dst, e.offset)
 	case entryPurge:
 		return binary.LittleEndian.AppendUint64(e.appendCommon(dst), e.purgeID)
+	case entryTier:
+		return append(e.appendCommon(dst), e.tier...)
 	default:
 		return e.appendCommon(dst)
 	}
@@ -194,6 +207,11 @@ func decodeEntry(b []byte) (entry, error) {
 			return e, fmt.Errorf("%w: purge entry of %d bytes", errBadEntry, len(b))
 		}
 	case entryPurged:
+	case entryTier:
+		if len(b) == entryCommonLen || len(b) > entryCommonLen+maxTierRecord {
+			return e, fmt.Errorf("%w: tier entry of %d bytes", errBadEntry, len(b))
+		}
+		e.tier = b[entryCommonLen:]
 	default:
 		return e, fmt.Errorf("%w: kind %d", errBadEntry, e.kind)
 	}

@@ -18,6 +18,7 @@ func FuzzDecodeEntry(f *testing.F) {
 		{kind: entryOffsetStore, windowed: true, origin: 1, nonce: 2, key: key, consumer: 2, id: 5, offset: 6},
 		{kind: entryOffsetDelete, consumer: 1, id: 5},
 		{kind: entryPurge, origin: 3, purgeID: 11},
+		{kind: entryTier, origin: 2, tier: []byte("a remote tier record")},
 	} {
 		f.Add(e.encode())
 	}
@@ -45,7 +46,7 @@ func FuzzDecodeEntry(f *testing.F) {
 		if again.kind != e.kind || again.windowed != e.windowed || again.origin != e.origin || again.nonce != e.nonce ||
 			again.key != e.key || again.count != e.count || again.base != e.base || again.ts != e.ts ||
 			string(again.rec) != string(e.rec) || again.consumer != e.consumer || again.id != e.id || again.offset != e.offset ||
-			again.purgeID != e.purgeID || again.keyTag != e.keyTag {
+			again.purgeID != e.purgeID || again.keyTag != e.keyTag || string(again.tier) != string(e.tier) {
 			t.Fatalf("round trip %+v -> %+v", e, again)
 		}
 	})

@@ -29,8 +29,11 @@ func (l fakeLocal) VerifySealed(rec []byte) error {
 	}
 	return l.verify(rec)
 }
-func (fakeLocal) Purge() error               { return nil }
+func (fakeLocal) Purge(uint64) error         { return nil }
 func (fakeLocal) Counted(error, uint32, int) {}
+func (fakeLocal) ApplyTier([]byte) error     { return nil }
+func (fakeLocal) TierSnapshot() []byte       { return nil }
+func (fakeLocal) RestoreTier([]byte) error   { return nil }
 
 // testRef is the topic of the bare replicas.
 var testRef = catalog.TopicRef{StreamID: 1, TopicID: 1, Incarnation: 5, Settings: wire.DefaultTopicSettings()}

@@ -15,11 +15,20 @@ type Local interface {
 	// VerifySealed checks that a sealed batch opens with this node's key.
 	VerifySealed(rec []byte) error
 	// Purge removes the partition's messages and consumer offsets (and
-	// resets its encryption marker).
-	Purge() error
+	// resets its encryption marker), at the purge entry of the group's
+	// log at index (the remote tier's new epoch, the same on every
+	// replica).
+	Purge(index uint64) error
 	// Counted records an append of msgs messages in bytes bytes (err:
 	// it failed).
 	Counted(err error, msgs uint32, bytes int)
+	// ApplyTier applies a record of the partition's remote tier (a
+	// segment the leader uploaded); TierSnapshot returns the remote
+	// tier's state for a snapshot (nil without one) and RestoreTier
+	// installs a snapshot's (internal/tier, Cluster).
+	ApplyTier(record []byte) error
+	TierSnapshot() []byte
+	RestoreTier(state []byte) error
 }
 
 // Partition is the local partition a replica stores into.

@@ -87,11 +87,12 @@ func (s *Set) wantDeletedGroups(rep *Replica) {
 	s.log.Info("offsets of deleted consumer groups found; their deletion is proposed again", "dir", rep.part.Dir, "groups", gone)
 }
 
-// purge removes the partition's messages and offsets: the plane's purge
-// (Local.Purge), or the storage's own in tests of a bare partition.
-func (part *Partition) purge() error {
+// purge removes the partition's messages and offsets at the purge entry
+// of the group's log at index: the plane's purge (Local.Purge), or the
+// storage's own in tests of a bare partition.
+func (part *Partition) purge(index uint64) error {
 	if part.Local != nil {
-		return part.Local.Purge()
+		return part.Local.Purge(index)
 	}
 	return part.Log.Purge()
 }
@@ -116,7 +117,7 @@ func (s *Set) applyPurge(rep *Replica, index, id uint64) applyResult {
 		s.log.Info("purge already applied; entry ignored", "dir", part.Dir, "index", index, "purge", id)
 		return applyResult{}
 	}
-	if err := part.purge(); err != nil {
+	if err := part.purge(index); err != nil {
 		s.log.Error("replicated purge failed", "dir", part.Dir, "err", err)
 		return applyResult{code: wire.ErrCannotAppendMessage.Code}
 	}

@@ -39,7 +39,8 @@ func (rep *Replica) Snapshot() ([]byte, error) {
 	_, ts := rep.part.Log.Tail()
 	// On the loop at the applied index: the live window is the window
 	// there.
-	return partSnapshot{next: next, ts: ts, purge: rep.purgeID.Load(), offsets: rep.part.Log.Offsets().All(), window: rep.reqs.window.Export(snapshotWindowClients)}.encode(), nil
+	return partSnapshot{next: next, ts: ts, purge: rep.purgeID.Load(), offsets: rep.part.Log.Offsets().All(),
+		window: rep.reqs.window.Export(snapshotWindowClients), tier: rep.tierSnapshot()}.encode(), nil
 }
 
 // Restore implements replication.GroupMachine: it moves the partition to a snapshot's position (see the
@@ -86,6 +87,13 @@ func (rep *Replica) Restore(index uint64, data []byte) error {
 		// A version 2 snapshot has no window: the replica keeps what it
 		// applied itself (a part of the window at the snapshot).
 		rep.reqs.window.Restore(snap.window)
+	}
+	if snap.tier != nil && part.Local != nil {
+		// The remote tier's manifest: the segments before the snapshot's
+		// position are read from the bucket.
+		if err := part.Local.RestoreTier(snap.tier); err != nil {
+			return fmt.Errorf("restore group %d at index %d: %w", g, index, err)
+		}
 	}
 	rep.reqs.missed.dropTo(index)
 	return nil

@@ -9,9 +9,9 @@ import (
 	"github.com/iggo-dev/iggo/wire"
 )
 
-// Partition snapshot layout, version 3 (little endian):
+// Partition snapshot layout, version 4 (little endian):
 //
-//	u8   version (3)
+//	u8   version (4)
 //	u64  next offset
 //	u64  last timestamp
 //	u64  purge identity (the last purge applied to the partition, 0: none)
@@ -20,8 +20,11 @@ import (
 //	u32  client count, then per client, least recently committed first:
 //	     u128 client id (lo, hi), u64 watermark, u8 n (at most 128),
 //	     n × (u64 request number, u64 body hash), oldest first
+//	u32  tier state length, then the remote tier's state (its manifest,
+//	     internal/tier; length 0 without a remote tier)
 //
-// Version 2 is the same without the purge identity and without the
+// Version 3 is the same without the tier state; it still decodes, with
+// none. Version 2 is the same without the purge identity and without the
 // window (it ends after the offsets); it still decodes, with purge 0 and
 // an empty window. A snapshot carries the window of at most
 // snapshotWindowClients clients, the most recently committed ones (the
@@ -30,8 +33,11 @@ import (
 // whole); a replica restored from it keeps at most its own bound of them,
 // again the most recent.
 const (
-	snapshotVersion   = 3
-	snapshotVersion2  = 2
+	snapshotVersion  = 4
+	snapshotVersion3 = 3
+	snapshotVersion2 = 2
+	// maxSnapshotTier bounds the remote tier's state in a snapshot.
+	maxSnapshotTier   = 256 << 20
 	snapshotHeadLen   = 29 // version, next, ts, purge, offset count
 	snapshotHead2Len  = 21 // version 2: no purge identity
 	snapshotOffsetLen = 13
@@ -52,11 +58,13 @@ type partSnapshot struct {
 	offsets []storage.OffsetEntry
 	// window is the duplicate window, least recently committed client
 	// first (session.PartitionWindow.Export); decoded, it is nil for a
-	// version 2 snapshot (no window) and non-nil for version 3.
+	// version 2 snapshot (no window) and non-nil for versions 3 and 4.
 	window []session.ClientWindow
+	// tier is the remote tier's state (nil: none).
+	tier []byte
 }
 
-// encode returns the version 3 form of s. Past snapshotWindowClients the
+// encode returns the version 4 form of s. Past snapshotWindowClients the
 // least recently committed clients are left out, and of a client's
 // requests only the newest session.PartitionWindowSize.
 func (s partSnapshot) encode() []byte {
@@ -94,7 +102,8 @@ func (s partSnapshot) encode() []byte {
 			b = binary.LittleEndian.AppendUint64(b, id.BodyHash)
 		}
 	}
-	return b
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.tier)))
+	return append(b, s.tier...)
 }
 
 // decodeSnapshot decodes a version 3 or version 2 snapshot. Every count
@@ -108,9 +117,9 @@ func decodeSnapshot(b []byte) (partSnapshot, error) {
 	var s partSnapshot
 	var rest []byte
 	switch b[0] {
-	case snapshotVersion:
+	case snapshotVersion, snapshotVersion3:
 		if len(b) < snapshotHeadLen {
-			return partSnapshot{}, fmt.Errorf("partition snapshot: version 3 in %d bytes", len(b))
+			return partSnapshot{}, fmt.Errorf("partition snapshot: version %d in %d bytes", b[0], len(b))
 		}
 		s.next, s.ts, s.purge = binary.LittleEndian.Uint64(b[1:]), binary.LittleEndian.Uint64(b[9:]), binary.LittleEndian.Uint64(b[17:])
 		rest = b[25:]
@@ -121,7 +130,7 @@ func decodeSnapshot(b []byte) (partSnapshot, error) {
 		s.next, s.ts = binary.LittleEndian.Uint64(b[1:]), binary.LittleEndian.Uint64(b[9:])
 		rest = b[17:]
 	default:
-		return partSnapshot{}, fmt.Errorf("partition snapshot: version %d (this build reads 2 and 3)", b[0])
+		return partSnapshot{}, fmt.Errorf("partition snapshot: version %d (this build reads 2 to 4)", b[0])
 	}
 	rest, err := decodeSnapshotOffsets(&s, rest)
 	if err != nil {
@@ -133,8 +142,25 @@ func decodeSnapshot(b []byte) (partSnapshot, error) {
 		}
 		return s, nil
 	}
-	if err := decodeSnapshotWindow(&s, rest); err != nil {
+	if rest, err = decodeSnapshotWindow(&s, rest); err != nil {
 		return partSnapshot{}, err
+	}
+	if b[0] == snapshotVersion {
+		if len(rest) < 4 {
+			return partSnapshot{}, fmt.Errorf("partition snapshot: %d bytes for the tier state length", len(rest))
+		}
+		n := uint64(binary.LittleEndian.Uint32(rest))
+		rest = rest[4:]
+		if n > maxSnapshotTier || n != uint64(len(rest)) {
+			return partSnapshot{}, fmt.Errorf("partition snapshot: tier state of %d bytes in %d", n, len(rest))
+		}
+		if n > 0 {
+			s.tier = rest
+		}
+		rest = nil
+	}
+	if len(rest) != 0 {
+		return partSnapshot{}, fmt.Errorf("partition snapshot: %d bytes after the window", len(rest))
 	}
 	return s, nil
 }
@@ -159,22 +185,22 @@ func decodeSnapshotOffsets(s *partSnapshot, b []byte) ([]byte, error) {
 	return b[n*snapshotOffsetLen:], nil
 }
 
-// decodeSnapshotWindow decodes the client count and the clients' windows,
-// which must end b, into s.
-func decodeSnapshotWindow(s *partSnapshot, b []byte) error {
+// decodeSnapshotWindow decodes the client count and the clients' windows
+// at the start of b into s and returns what follows them.
+func decodeSnapshotWindow(s *partSnapshot, b []byte) ([]byte, error) {
 	if len(b) < 4 {
-		return fmt.Errorf("partition snapshot: %d bytes for the client count", len(b))
+		return nil, fmt.Errorf("partition snapshot: %d bytes for the client count", len(b))
 	}
 	n := uint64(binary.LittleEndian.Uint32(b))
 	b = b[4:]
 	if n > uint64(len(b))/snapshotClientLen {
-		return fmt.Errorf("partition snapshot: %d clients in %d bytes", n, len(b))
+		return nil, fmt.Errorf("partition snapshot: %d clients in %d bytes", n, len(b))
 	}
 	s.window = make([]session.ClientWindow, n)
 	seen := make(map[wire.Uint128]struct{}, n)
 	for i := range s.window {
 		if len(b) < snapshotClientLen {
-			return fmt.Errorf("partition snapshot: client %d of %d in %d bytes", i, n, len(b))
+			return nil, fmt.Errorf("partition snapshot: client %d of %d in %d bytes", i, n, len(b))
 		}
 		c := session.ClientWindow{
 			Client:    wire.Uint128{Lo: binary.LittleEndian.Uint64(b), Hi: binary.LittleEndian.Uint64(b[8:])},
@@ -183,13 +209,13 @@ func decodeSnapshotWindow(s *partSnapshot, b []byte) error {
 		k := int(b[24])
 		b = b[snapshotClientLen:]
 		if k > session.PartitionWindowSize {
-			return fmt.Errorf("partition snapshot: client %d has %d requests (at most %d)", i, k, session.PartitionWindowSize)
+			return nil, fmt.Errorf("partition snapshot: client %d has %d requests (at most %d)", i, k, session.PartitionWindowSize)
 		}
 		if k*snapshotIDLen > len(b) {
-			return fmt.Errorf("partition snapshot: client %d: %d requests in %d bytes", i, k, len(b))
+			return nil, fmt.Errorf("partition snapshot: client %d: %d requests in %d bytes", i, k, len(b))
 		}
 		if _, dup := seen[c.Client]; dup {
-			return fmt.Errorf("partition snapshot: client %d listed twice", i)
+			return nil, fmt.Errorf("partition snapshot: client %d listed twice", i)
 		}
 		seen[c.Client] = struct{}{}
 		c.Committed = make([]session.CommittedRequest, k)
@@ -199,8 +225,5 @@ func decodeSnapshotWindow(s *partSnapshot, b []byte) error {
 		}
 		s.window[i] = c
 	}
-	if len(b) != 0 {
-		return fmt.Errorf("partition snapshot: %d bytes after the window", len(b))
-	}
-	return nil
+	return b, nil
 }

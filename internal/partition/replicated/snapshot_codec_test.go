@@ -19,7 +19,7 @@ func sampleSnapshot() partSnapshot {
 		full.Committed = append(full.Committed, session.CommittedRequest{Request: r, BodyHash: r ^ 0xfeed})
 	}
 	return partSnapshot{
-		next: 77, ts: 1234567, purge: 9,
+		next: 77, ts: 1234567, purge: 9, tier: []byte("remote tier state"),
 		offsets: []storage.OffsetEntry{{Kind: storage.KindConsumer, ID: 1, Offset: 5}, {Kind: storage.KindGroup, ID: 2, Offset: 70}},
 		window: []session.ClientWindow{
 			{Client: wire.Uint128{Lo: 1}, Watermark: 0, Committed: []session.CommittedRequest{}},
@@ -27,6 +27,13 @@ func sampleSnapshot() partSnapshot {
 			full,
 		},
 	}
+}
+
+// encodeV3 is the version 3 layout (no tier state).
+func encodeV3(s partSnapshot) []byte {
+	b := s.encode()
+	b[0] = snapshotVersion3
+	return b[:len(b)-4-len(s.tier)]
 }
 
 // encodeV2 is the version 2 layout (no purge identity, no window).
@@ -43,12 +50,12 @@ func encodeV2(s partSnapshot) []byte {
 	return b
 }
 
-func TestSnapshotV3RoundTrip(t *testing.T) {
+func TestSnapshotV4RoundTrip(t *testing.T) {
 	s := sampleSnapshot()
 	b := s.encode()
-	want := snapshotHeadLen + 2*snapshotOffsetLen + 4 + 3*snapshotClientLen + (2+session.PartitionWindowSize)*snapshotIDLen
-	if b[0] != 3 || len(b) != want {
-		t.Fatalf("version %d, %d bytes, want version 3 in %d", b[0], len(b), want)
+	want := snapshotHeadLen + 2*snapshotOffsetLen + 4 + 3*snapshotClientLen + (2+session.PartitionWindowSize)*snapshotIDLen + 4 + len(s.tier)
+	if b[0] != 4 || len(b) != want {
+		t.Fatalf("version %d, %d bytes, want version 4 in %d", b[0], len(b), want)
 	}
 	// The fixed fields sit where the layout says.
 	if binary.LittleEndian.Uint64(b[17:]) != 9 || binary.LittleEndian.Uint32(b[25:]) != 2 {
@@ -68,6 +75,21 @@ func TestSnapshotV3RoundTrip(t *testing.T) {
 	empty, err := decodeSnapshot(partSnapshot{}.encode())
 	if err != nil || empty.next != 0 || len(empty.offsets) != 0 || len(empty.window) != 0 || empty.purge != 0 {
 		t.Fatalf("empty snapshot: %+v %v", empty, err)
+	}
+}
+
+func TestSnapshotV3StillDecodes(t *testing.T) {
+	s := sampleSnapshot()
+	got, err := decodeSnapshot(encodeV3(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tier = nil
+	if !reflect.DeepEqual(got, s) {
+		t.Fatalf("version 3:\n%+v\n%+v", got, s)
+	}
+	if _, err := decodeSnapshot(append(encodeV3(s), 0)); err == nil {
+		t.Fatal("a version 3 snapshot with a trailing byte decoded")
 	}
 }
 
@@ -124,7 +146,9 @@ func TestSnapshotDecodeRejects(t *testing.T) {
 	for name, b := range map[string][]byte{
 		"empty":              nil,
 		"version 1":          patch(0, 1),
-		"version 4":          patch(0, 4),
+		"version 5":          patch(0, 5),
+		"tier length":        append(bytes.Clone(good[:len(good)-4-len("remote tier state")]), 0xff, 0xff, 0xff, 0x7f),
+		"no tier length":     good[:len(good)-4-len("remote tier state")],
 		"short head":         good[:snapshotHeadLen-1],
 		"offset count":       patch(25, 0xff, 0xff, 0xff, 0xff),
 		"consumer kind":      patch(snapshotHeadLen, 9),
@@ -142,13 +166,14 @@ func TestSnapshotDecodeRejects(t *testing.T) {
 	}
 }
 
-// FuzzSnapshotDecode: decoding never panics; a decoded version 3 snapshot
-// encodes to the same bytes, a version 2 one to a version 3 snapshot that
-// decodes to it.
+// FuzzSnapshotDecode: decoding never panics; a decoded version 4 snapshot
+// encodes to the same bytes, a version 2 or 3 one to a version 4
+// snapshot that decodes to it.
 func FuzzSnapshotDecode(f *testing.F) {
 	f.Add(sampleSnapshot().encode())
 	f.Add(partSnapshot{}.encode())
 	f.Add(encodeV2(sampleSnapshot()))
+	f.Add(encodeV3(sampleSnapshot()))
 	f.Add([]byte{3})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := decodeSnapshot(b)

@@ -46,6 +46,12 @@ type PartitionState struct {
 	Window  []session.ClientWindow
 	Purge   uint64
 	Offsets []storage.OffsetEntry
+	// Tier is the remote tier's state (Local.TierSnapshot) as it is now,
+	// not at the index: it may list segments uploaded after it, which
+	// the restored replica then receives again as records and keeps
+	// (a record is applied once), and its epoch may be a later purge's,
+	// which the replayed purge entry then leaves as it is.
+	Tier []byte
 }
 
 // stateAt returns rep's partition state right after the entry at index
@@ -120,6 +126,7 @@ func (s *Set) stateAt(rep *Replica, index uint64) (PartitionState, error) {
 		return PartitionState{}, fmt.Errorf("partition state at %d: %w", index, err)
 	}
 	st := PartitionState{Window: w.Export(snapshotWindowClients), Purge: purge, Offsets: make([]storage.OffsetEntry, 0, len(offsets))}
+	st.Tier = rep.tierSnapshot()
 	for k, off := range offsets {
 		st.Offsets = append(st.Offsets, storage.OffsetEntry{Kind: k.kind, ID: k.id, Offset: off})
 	}
@@ -139,7 +146,7 @@ func (rep *Replica) StateAt(index uint64) (PartitionState, error) { return rep.s
 
 // withState puts st into s.
 func (s *partSnapshot) withState(st PartitionState) {
-	s.window, s.purge, s.offsets = st.Window, st.Purge, st.Offsets
+	s.window, s.purge, s.offsets, s.tier = st.Window, st.Purge, st.Offsets, st.Tier
 }
 
 // offsetKey names one consumer's offset in stateAt.
