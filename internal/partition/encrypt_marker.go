@@ -9,9 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/iggo-dev/iggo/internal/encryption"
+	"github.com/iggo-dev/iggo/internal/fileio"
 	"github.com/iggo-dev/iggo/internal/storage"
 )
 
@@ -60,33 +60,16 @@ func readMarker(path string) (m keyMarker, found bool, err error) {
 	return m, true, nil
 }
 
-// writeMarker replaces the marker at path durably (temporary file, fsync,
-// rename, directory fsync).
+// writeMarker replaces the marker at path durably (fileio.WriteFileAtomic).
 func writeMarker(path, fingerprint string, plaintextBefore uint64) error {
 	data, err := json.Marshal(keyMarker{Format: markerFormat, Algorithm: "AES-256-GCM", KeyFingerprint: fingerprint, PlaintextBefore: plaintextBefore})
 	if err != nil {
 		return fmt.Errorf("encode encryption marker: %w", err)
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+	if err := fileio.WriteFileAtomic(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write encryption marker: %w", err)
 	}
-	_, err = f.Write(append(data, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write encryption marker %s: %w", path, err)
-	}
-	return syncParent(path)
+	return nil
 }
 
 // removeMarker deletes the marker durably.
@@ -94,27 +77,7 @@ func removeMarker(path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove encryption marker: %w", err)
 	}
-	return syncParent(path)
-}
-
-// syncParent fsyncs the directory holding path (not possible, and not
-// needed for renames to last, on Windows).
-func syncParent(path string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return fmt.Errorf("sync directory: %w", err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", filepath.Dir(path), err)
-	}
-	return nil
+	return fileio.SyncDir(filepath.Dir(path))
 }
 
 // openCrypt decides the encryption state of a partition whose log has just

@@ -7,28 +7,7 @@ import (
 	"os"
 
 	"github.com/iggo-dev/iggo/internal/fileio"
-	"github.com/iggo-dev/iggo/internal/storage"
 )
-
-// Cluster connects a partition's remote tier to its raft group (cluster
-// mode, internal/partition/replicated). Only the group's leader uploads;
-// the fact that a segment is in the bucket travels through the group's
-// log as a record (Publish), which every replica applies to its own
-// manifest (ApplyRecord), so every replica drops its local copies by the
-// same rule and serves reads of the bucket. A replica that catches up
-// from a snapshot gets the manifest in it (Snapshot, Restore) and then
-// only the local segments as log entries.
-type Cluster interface {
-	// Leads reports whether this replica leads the group now.
-	Leads() bool
-	// Publish proposes a record to the group and returns once it applied
-	// here (or failed).
-	Publish(ctx context.Context, record []byte) error
-	// DropOldest removes the k oldest local segments, first offset kept
-	// keep, once the group's log is compacted past them; nothing when
-	// the local log changed since (storage.Partition.OldestSegmentsEnd).
-	DropOldest(k int, keep uint64) (storage.Removed, error)
-}
 
 // recordVersion is the layout of a record: version u8 | epoch u64 | the
 // segment as the manifest encodes it.

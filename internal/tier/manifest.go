@@ -30,9 +30,6 @@ const (
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// errManifest marks a manifest that cannot be decoded.
-var errManifest = errors.New("tier: damaged manifest")
-
 // Remote is one segment in the remote tier: an object holding the bytes
 // of a sealed segment log as they were on local disk, and one holding its
 // index.

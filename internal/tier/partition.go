@@ -32,6 +32,26 @@ type LocalRetention struct {
 // Unlimited is a LocalRetention.Bytes that keeps every segment local.
 const Unlimited = ^uint64(0)
 
+// Cluster connects a partition's remote tier to its raft group (cluster
+// mode, internal/partition/replicated). Only the group's leader uploads;
+// the fact that a segment is in the bucket travels through the group's
+// log as a record (Publish), which every replica applies to its own
+// manifest (ApplyRecord), so every replica drops its local copies by the
+// same rule and serves reads of the bucket. A replica that catches up
+// from a snapshot gets the manifest in it (Snapshot, Restore) and then
+// only the local segments as log entries.
+type Cluster interface {
+	// Leads reports whether this replica leads the group now.
+	Leads() bool
+	// Publish proposes a record to the group and returns once it applied
+	// here (or failed).
+	Publish(ctx context.Context, record []byte) error
+	// DropOldest removes the k oldest local segments, first offset kept
+	// keep, once the group's log is compacted past them; nothing when
+	// the local log changed since (storage.Partition.OldestSegmentsEnd).
+	DropOldest(k int, keep uint64) (storage.Removed, error)
+}
+
 // Partition is one partition's log across both tiers: the local log
 // (storage.Partition) holds the newest segments, the bucket the older
 // ones its manifest lists. Reads, bounds, stats and retention see one log.

@@ -11,14 +11,6 @@ import (
 	"github.com/iggo-dev/iggo/internal/storage"
 )
 
-// ErrRemoteRead marks a read of the remote tier that failed: the object
-// store did not answer, or what it returned failed verification (the
-// error names the object). No bytes of such a read are served.
-var ErrRemoteRead = errors.New("tier: remote read failed")
-
-// errDamaged marks bytes from the bucket that failed verification.
-var errDamaged = errors.New("remote object damaged")
-
 // Read fills r as storage.Partition.Read does, over the whole log: a read
 // starting at an offset held only in the bucket is served from there
 // (through the cache, one chunk at most per call, so it may return fewer

@@ -170,9 +170,6 @@ func (p *Partition) noteDamaged(s storage.SealedInfo) {
 	}
 }
 
-// errSegmentGone: the segment being uploaded was removed meanwhile.
-var errSegmentGone = errors.New("tier: segment removed during upload")
-
 // segmentGone reports whether seg is no longer a sealed segment of the
 // local log (with the same end).
 func (p *Partition) segmentGone(seg storage.SealedInfo) bool {

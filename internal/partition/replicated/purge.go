@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
+	"github.com/iggo-dev/iggo/internal/fileio"
 	"github.com/iggo-dev/iggo/internal/replication"
 	"github.com/iggo-dev/iggo/internal/storage"
 	"github.com/iggo-dev/iggo/wire"
@@ -262,27 +263,12 @@ func readPurgeRecord(dir string) (purgeRecord, error) {
 	return r, nil
 }
 
-// writePurgeRecord durably records r (temporary file, fsync, rename).
+// writePurgeRecord durably records r (fileio.WriteFileAtomic).
 func writePurgeRecord(dir string, r purgeRecord) error {
 	b := binary.LittleEndian.AppendUint64(make([]byte, 0, purgeRecordLen), r.index)
 	b = binary.LittleEndian.AppendUint64(b, r.id)
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, purgeCRC))
-	tmp := filepath.Join(dir, purgeFileName+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write purge record: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, purgeFileName))
-	}
-	if err != nil {
+	if err := fileio.WriteFileAtomic(filepath.Join(dir, purgeFileName), b); err != nil {
 		return fmt.Errorf("write purge record: %w", err)
 	}
 	return nil
