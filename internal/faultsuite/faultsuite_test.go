@@ -6,10 +6,11 @@ import (
 	"context"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/iggo-dev/iggo/internal/testutil"
 )
 
 // Flags of TestFaultSuite (after -args).
@@ -73,11 +74,9 @@ func TestFaultSuite(t *testing.T) {
 	cfg.NoNetns = *flagNoNetns
 	cfg.Checker = CheckerConfig{GroupTolerance: int64(time.Millisecond)}
 	dir := t.TempDir()
-	cfg.Bin = filepath.Join(dir, "iggo")
-	build := exec.Command("go", "build", "-o", cfg.Bin, "github.com/iggo-dev/iggo/cmd/iggo")
 	built := time.Now()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/iggo: %v\n%s", err, out)
+	if cfg.Bin, err = testutil.BuildIggo(dir); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("iggo built in %v", time.Since(built).Round(time.Millisecond))
 	cfg.Dir = filepath.Join(dir, "cluster")

@@ -1,7 +1,6 @@
 package objstore
 
 import (
-	"bytes"
 	"context"
 	"crypto/md5" //nolint:gosec // S3 ETags are MD5 sums
 	"encoding/base64"
@@ -29,11 +28,6 @@ import (
 // Putting an existing key overwrites it.
 func (s *Store) Put(ctx context.Context, key string, r io.ReaderAt, size int64, meta map[string]string) (Info, error) {
 	return s.put(ctx, key, r, size, meta, false)
-}
-
-// PutSmall uploads data under key in one PUT, verified like [Store.Put].
-func (s *Store) PutSmall(ctx context.Context, key string, data []byte, meta map[string]string) (Info, error) {
-	return s.put(ctx, key, bytes.NewReader(data), int64(len(data)), meta, false)
 }
 
 // put is Put; with ifAbsent the upload is a single PUT with

@@ -189,10 +189,10 @@ type partition struct {
 	// crypt is the encryption state; nil for a plaintext partition (encrypt.go).
 	crypt *partCrypt
 	// tier is the partition in the remote tier; nil without one
-	// (tiered.go). group ties it to the partition's raft group in
-	// cluster mode.
-	tier  *tier.Partition
-	group *groupTier
+	// (tiered.go). In cluster mode replica is the partition's replica
+	// once the mode has made it, for the remote tier's groupTier.
+	tier    *tier.Partition
+	replica atomic.Pointer[replicated.Replica]
 	// commit commits the partition's writes: local.go, or its
 	// replicated.Replica in cluster mode; nil while the partition is
 	// stopped.

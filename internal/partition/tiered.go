@@ -3,7 +3,6 @@ package partition
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 
 	"github.com/iggo-dev/iggo/internal/catalog"
 	"github.com/iggo-dev/iggo/internal/partition/commit"
@@ -26,8 +25,7 @@ func (p *Plane) attachTier(t catalog.TopicRef, part *partition, log *storage.Par
 	}
 	var cl tier.Cluster
 	if p.mode.held() {
-		part.group = &groupTier{}
-		cl = part.group
+		cl = groupTier{part}
 	}
 	ref := tier.PartitionRef{StreamID: t.StreamID, TopicID: t.TopicID, Incarnation: t.Incarnation, Partition: part.id}
 	tp, err := p.opts.Tier.Open(ref, part.dir, log, commit.BatchFormat{PartitionID: uint64(part.id)},
@@ -103,32 +101,27 @@ func (p *Plane) deleteTieredSegments(part *partition, k int) error {
 // groupTier is tier.Cluster over a partition's replica (cluster mode).
 // The replica is made after the remote tier opens (bindTier): until
 // then it neither leads nor publishes.
-type groupTier struct {
-	rep atomic.Pointer[replicated.Replica]
-}
+type groupTier struct{ part *partition }
 
-// bindTier gives the remote tier of a partition in cluster mode the
-// replica the mode just made for it.
+// bindTier records the replica the mode just made for the partition,
+// for its remote tier (read by other goroutines, hence atomic).
 func (part *partition) bindTier() {
-	if part.group == nil {
-		return
-	}
 	if r, ok := part.commit.(*replicated.Replica); ok {
-		part.group.rep.Store(r)
+		part.replica.Store(r)
 	}
 }
 
 // replica returns the partition's replica, or nil.
-func (g *groupTier) replica() *replicated.Replica { return g.rep.Load() }
+func (g groupTier) replica() *replicated.Replica { return g.part.replica.Load() }
 
 // Leads implements tier.Cluster.
-func (g *groupTier) Leads() bool {
+func (g groupTier) Leads() bool {
 	r := g.replica()
 	return r != nil && r.Leads()
 }
 
 // Publish implements tier.Cluster.
-func (g *groupTier) Publish(ctx context.Context, record []byte) error {
+func (g groupTier) Publish(ctx context.Context, record []byte) error {
 	r := g.replica()
 	if r == nil {
 		return errors.New("partition has no replica")
@@ -137,7 +130,7 @@ func (g *groupTier) Publish(ctx context.Context, record []byte) error {
 }
 
 // DropOldest implements tier.Cluster.
-func (g *groupTier) DropOldest(k int, keep uint64) (storage.Removed, error) {
+func (g groupTier) DropOldest(k int, keep uint64) (storage.Removed, error) {
 	r := g.replica()
 	if r == nil {
 		return storage.Removed{}, nil

@@ -176,7 +176,7 @@ func (s *segment) leadingEntries(n int, end uint64, endPos int64) ([]memEntry, e
 	}
 	out := make([]memEntry, n)
 	for i := n - 1; i >= 0; i-- {
-		e := getIndexEntry(b[i*IndexEntryBytes:])
+		e := ParseIndexEntry(b[i*IndexEntryBytes:])
 		if e.Offset >= end || int64(e.Position) >= endPos {
 			return nil, fmt.Errorf("index %s: entry %d (offset %d, position %d) out of order", s.idxPath, i, e.Offset, e.Position)
 		}

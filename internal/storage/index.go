@@ -27,7 +27,9 @@ func (e IndexEntry) AppendTo(dst []byte) []byte {
 	return binary.LittleEndian.AppendUint64(dst, e.Position)
 }
 
-func getIndexEntry(b []byte) IndexEntry {
+// ParseIndexEntry decodes the 24-byte entry at the start of b (which must
+// hold one), the inverse of IndexEntry.AppendTo.
+func ParseIndexEntry(b []byte) IndexEntry {
 	return IndexEntry{
 		Offset:    binary.LittleEndian.Uint64(b[0:8]),
 		Timestamp: binary.LittleEndian.Uint64(b[8:16]),
@@ -55,7 +57,7 @@ func DecodeIndex(b []byte, start uint64, logSize int64) ([]IndexEntry, error) {
 	}
 	out := make([]IndexEntry, n)
 	for i := range out {
-		e := getIndexEntry(b[i*IndexEntryBytes:])
+		e := ParseIndexEntry(b[i*IndexEntryBytes:])
 		if err := checkIndexStep(out, i, e, start, logSize); err != nil {
 			return nil, err
 		}

@@ -182,7 +182,7 @@ func oldAnchors(s *segment, size int64, q []Damage) []anchor {
 			b := make([]byte, n*IndexEntryBytes)
 			if _, err := io.ReadFull(io.NewSectionReader(s.idx, 0, int64(len(b))), b); err == nil {
 				for i := range n {
-					e := getIndexEntry(b[i*IndexEntryBytes:])
+					e := ParseIndexEntry(b[i*IndexEntryBytes:])
 					if e.Position < uint64(size) {
 						out = append(out, anchor{off: e.Offset, ts: e.Timestamp, pos: int64(e.Position), hasTs: true})
 					}

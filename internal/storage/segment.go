@@ -362,7 +362,7 @@ func (v *segView) sealedEntry(i int) (IndexEntry, error) {
 		}
 		b.seg, b.n = v.seg, n
 	}
-	return getIndexEntry(b.b[(i-start)*IndexEntryBytes:]), nil
+	return ParseIndexEntry(b.b[(i-start)*IndexEntryBytes:]), nil
 }
 
 // entry returns record i: base offset, timestamp, position, and the end

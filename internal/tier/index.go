@@ -1,7 +1,6 @@
 package tier
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"sort"
@@ -54,11 +53,7 @@ func (ix *indexFile) raw(i int) (storage.IndexEntry, error) {
 	if _, err := ix.f.ReadAt(b[:], int64(i)*storage.IndexEntryBytes); err != nil {
 		return storage.IndexEntry{}, fmt.Errorf("read index %s: %w", ix.path, err)
 	}
-	return storage.IndexEntry{
-		Offset:    binary.LittleEndian.Uint64(b[0:]),
-		Timestamp: binary.LittleEndian.Uint64(b[8:]),
-		Position:  binary.LittleEndian.Uint64(b[16:]),
-	}, nil
+	return storage.ParseIndexEntry(b[:]), nil
 }
 
 // entry reads entry i (0 <= i < n) and where its record ends.
@@ -102,12 +97,7 @@ func (ix *indexFile) span(lo, hi int) (entries []storage.IndexEntry, endOff uint
 	}
 	all := make([]storage.IndexEntry, read)
 	for i := range all {
-		e := b[i*storage.IndexEntryBytes:]
-		all[i] = storage.IndexEntry{
-			Offset:    binary.LittleEndian.Uint64(e[0:]),
-			Timestamp: binary.LittleEndian.Uint64(e[8:]),
-			Position:  binary.LittleEndian.Uint64(e[16:]),
-		}
+		all[i] = storage.ParseIndexEntry(b[i*storage.IndexEntryBytes:])
 	}
 	endOff, endPos = ix.seg.End, ix.seg.Bytes
 	if hi < ix.n {

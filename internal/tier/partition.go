@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,12 +93,6 @@ type Partition struct {
 	notBefore time.Time
 }
 
-// Ref returns the partition's name in the bucket.
-func (p *Partition) Ref() PartitionRef { return p.ref }
-
-// Log returns the local log.
-func (p *Partition) Log() *storage.Partition { return p.log }
-
 // SetLocalRetention changes the local retention (a topic's options were
 // updated).
 func (p *Partition) SetLocalRetention(r LocalRetention) { p.keep.Store(&r) }
@@ -123,10 +118,9 @@ func (p *Partition) commit(m Manifest) error {
 func (p *Partition) remoteOnly() (*Manifest, int, uint64, uint64) {
 	localFirst, next := p.log.Bounds()
 	m := p.man.Load()
-	k := 0
-	for k < len(m.Segments) && m.Segments[k].Start < localFirst {
-		k++
-	}
+	// Every poll asks: a binary search, however many segments the
+	// bucket holds.
+	k := sort.Search(len(m.Segments), func(i int) bool { return m.Segments[i].Start >= localFirst })
 	return m, k, localFirst, next
 }
 

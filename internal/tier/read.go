@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/fileio"
@@ -30,10 +31,7 @@ func (p *Partition) Read(ctx context.Context, r *storage.ReadResult, from, maxMe
 			return err
 		}
 		from = max(from, m.Segments[0].Start)
-		i := 0
-		for i < k0 && m.Segments[i].End <= from {
-			i++
-		}
+		i := sort.Search(k0, func(i int) bool { return m.Segments[i].End > from })
 		if i == k0 {
 			// In a gap before the local log: start there.
 			return p.log.Read(r, from, maxMessages, maxBytes)

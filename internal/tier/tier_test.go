@@ -373,8 +373,8 @@ func TestCorruptRemoteObjectIsNotServed(t *testing.T) {
 	if len(rr.Extents) != 0 {
 		t.Fatal("extents returned with the error")
 	}
-	if r.m.Stats().Cache.Chunks != 0 && r.m.Stats().Cache.Failures == 0 {
-		t.Fatal("damaged chunk cached")
+	if st := r.m.Stats().Cache; st.Chunks != 0 || st.Failures == 0 {
+		t.Fatalf("cache %+v: the damaged chunk must fail its fetch and not be cached", st)
 	}
 }
 
