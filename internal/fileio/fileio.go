@@ -3,6 +3,8 @@ package fileio
 import (
 	"errors"
 	"os"
+
+	"github.com/iggo-dev/iggo/internal/rawio"
 )
 
 // IO performs the file operations that change what a log holds on disk.
@@ -27,13 +29,15 @@ type IO interface {
 }
 
 // OS is the operating system: os.File's methods, with Sync as fsync(2)
-// (os.File.Sync). It cannot Allocate.
+// (os.File.Sync), and WriteAt a pwrite(2) that does not hand the calling
+// goroutine's processor to another thread while it copies
+// (internal/rawio). It cannot Allocate.
 type OS struct{}
 
 var _ IO = OS{}
 
 // WriteAt implements IO.
-func (OS) WriteAt(f *os.File, b []byte, off int64) (int, error) { return f.WriteAt(b, off) }
+func (OS) WriteAt(f *os.File, b []byte, off int64) (int, error) { return rawio.WriteAt(f, b, off) }
 
 // Write implements IO.
 func (OS) Write(f *os.File, b []byte) (int, error) { return f.Write(b) }

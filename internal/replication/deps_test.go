@@ -12,12 +12,13 @@ import (
 
 // TestImports: the replication room (this package and its subpackages)
 // imports no other part of the server but the wire package's status
-// codes and the file layer (internal/fileio, the seam where tests inject
-// disk errors): the broker assembles it from the configuration and gives
+// codes, the file layer (internal/fileio, the seam where tests inject
+// disk errors) and the system calls without thread hand-offs
+// (internal/rawio): the broker assembles it from the configuration and gives
 // each group its state machine.
 func TestImports(t *testing.T) {
 	const module = "github.com/iggo-dev/iggo/"
-	allowed := []string{module + "wire", module + "internal/fileio", module + "internal/replication"}
+	allowed := []string{module + "wire", module + "internal/fileio", module + "internal/rawio", module + "internal/replication"}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err

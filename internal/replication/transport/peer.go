@@ -11,6 +11,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/iggo-dev/iggo/internal/rawio"
 )
 
 // peer is the state for one remote node: its send queue, its current
@@ -23,7 +25,8 @@ type peer struct {
 	addr    string
 	queue   []Envelope
 	conn    net.Conn
-	gen     uint64 // bumped whenever conn changes
+	raw     *rawio.Conn // conn's large reads and vectored writes
+	gen     uint64      // bumped whenever conn changes
 	running bool
 	stopped bool
 	// lastAttach and lastWarn time the duplicate-id warning (attach).
@@ -80,7 +83,7 @@ func (p *peer) stop() {
 	}
 	p.stopped = true
 	c := p.conn
-	p.conn = nil
+	p.conn, p.raw = nil, nil
 	p.gen++
 	q := p.queue
 	p.queue = nil
@@ -142,6 +145,7 @@ func (p *peer) attach(c net.Conn) {
 	}
 	old := p.conn
 	p.conn = c
+	p.raw = rawio.NewConn(c)
 	p.gen++
 	gen := p.gen
 	// A new connection while the previous one is still open and less
@@ -155,7 +159,8 @@ func (p *peer) attach(c net.Conn) {
 	}
 	p.lastAttach = now
 	// The reader joins the WaitGroup under mu, like start's goroutines.
-	p.wg.Go(func() { p.readLoop(c, gen) })
+	raw := p.raw
+	p.wg.Go(func() { p.readLoop(c, raw, gen) })
 	p.mu.Unlock()
 	if warn {
 		p.t.log.Warn("replica connection replaced its predecessor within a second: two nodes may claim this replica id (check --replica-id and the roster on every node)",
@@ -173,7 +178,7 @@ func (p *peer) detach(c net.Conn, gen uint64) {
 	var q []Envelope
 	current := p.gen == gen
 	if current {
-		p.conn = nil
+		p.conn, p.raw = nil, nil
 		p.gen++
 		q = p.queue
 		p.queue = nil
@@ -187,9 +192,9 @@ func (p *peer) detach(c net.Conn, gen uint64) {
 	signal(p.connDown)
 }
 
-func (p *peer) readLoop(c net.Conn, gen uint64) {
+func (p *peer) readLoop(c net.Conn, raw *rawio.Conn, gen uint64) {
 	defer p.detach(c, gen)
-	r := bufio.NewReaderSize(c, readBufferBytes)
+	r := bufio.NewReaderSize(raw, readBufferBytes)
 	var buf []byte
 	for {
 		ft, payload, nb, err := readFrame(r, buf, p.t.cfg.MaxFrameBytes)
@@ -245,7 +250,7 @@ func (p *peer) writeLoop() {
 		case <-p.wake:
 		}
 		p.mu.Lock()
-		q, c, gen := p.queue, p.conn, p.gen
+		q, c, raw, gen := p.queue, p.conn, p.raw, p.gen
 		p.queue = nil
 		p.mu.Unlock()
 		if len(q) == 0 {
@@ -269,13 +274,13 @@ func (p *peer) writeLoop() {
 		if err := c.SetWriteDeadline(time.Now().Add(p.t.cfg.WriteTimeout)); err == nil {
 			sent := len(buf)
 			if len(ext) == 0 {
-				_, err = c.Write(buf)
+				_, err = raw.Write(buf)
 			} else {
 				v := vectors(buf, ext)
 				for _, x := range ext {
 					sent += len(x.data)
 				}
-				_, err = v.WriteTo(c)
+				_, err = raw.WriteBuffers(v)
 			}
 			if cap(buf) > maxRetainedBuffer {
 				buf = nil // one huge flush (a snapshot) does not pin its buffer

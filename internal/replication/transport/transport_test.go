@@ -15,9 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iggo-dev/iggo/internal/testutil"
 	"go.etcd.io/raft/v3/raftpb"
 	"go.uber.org/goleak"
+
+	"github.com/iggo-dev/iggo/internal/testutil"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/rawio"
 	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -35,6 +36,7 @@ type item struct {
 type conn struct {
 	s    *Server
 	nc   net.Conn
+	raw  *rawio.Conn // nc's reads and (plain TCP) writes, without thread hand-offs
 	tls  bool
 	sess *session.Conn
 
@@ -61,6 +63,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		c.nc = tls.Server(nc, s.cfg.TLS)
 		c.tls = true
 	}
+	c.raw = rawio.NewConn(c.nc)
 	c.sess = s.sessions.Open(session.TransportTCP, nc.RemoteAddr().String(), c)
 	return c
 }
@@ -172,7 +175,7 @@ func (c *conn) read() {
 	}
 	for first := true; !c.stopFlag.Load(); first = false {
 		// Idle wait: no deadline until the first byte of a frame.
-		n, err := c.nc.Read(c.hdr[:])
+		n, err := c.raw.Read(c.hdr[:])
 		if err != nil {
 			return
 		}
@@ -183,7 +186,7 @@ func (c *conn) read() {
 			if first {
 				n, err = c.readFirst(n) // legacy.go
 			} else {
-				_, err = io.ReadFull(c.nc, c.hdr[n:])
+				_, err = io.ReadFull(c.raw, c.hdr[n:])
 			}
 			if err != nil {
 				return
@@ -244,7 +247,7 @@ func (c *conn) read() {
 func (c *conn) readBody(n int) (*[]byte, error) {
 	p := getBody(n)
 	if len(*p) == n {
-		if _, err := io.ReadFull(c.nc, *p); err != nil {
+		if _, err := io.ReadFull(c.raw, *p); err != nil {
 			putBody(p)
 			return nil, err
 		}
@@ -265,7 +268,7 @@ func (c *conn) readBody(n int) (*[]byte, error) {
 			copy(nb, b)
 			b = nb
 		}
-		m, err := io.ReadFull(c.nc, b[len(b):len(b)+step])
+		m, err := io.ReadFull(c.raw, b[len(b):len(b)+step])
 		b = b[:len(b)+m]
 		if err != nil {
 			return nil, err
@@ -386,7 +389,7 @@ func (c *conn) writeVec() error {
 		return nil
 	}
 	c.bufs = c.vec
-	_, err := c.bufs.WriteTo(c.nc)
+	_, err := c.raw.WriteBuffers(c.bufs)
 	clear(c.vec)
 	c.vec = c.vec[:0]
 	return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/iggo-dev/iggo/internal/auth"
 	"github.com/iggo-dev/iggo/internal/dispatch"
+	"github.com/iggo-dev/iggo/internal/rawio"
 	"github.com/iggo-dev/iggo/internal/session"
 	"github.com/iggo-dev/iggo/wire"
 )
@@ -220,7 +221,7 @@ func BenchmarkFramePathPing(b *testing.B) {
 func TestLargeBodyRead(t *testing.T) {
 	for _, n := range []int{maxPooledBody + 1, 3<<20 + 5, 8 << 20} {
 		a, b := net.Pipe()
-		c := &conn{nc: a}
+		c := &conn{nc: a, raw: rawio.NewConn(a)}
 		data := make([]byte, n)
 		for i := range data {
 			data[i] = byte(i * 7)
