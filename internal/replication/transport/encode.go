@@ -18,10 +18,12 @@ import (
 // of megabytes.
 const vecMinBytes = 64 << 10
 
-// extData is data written from where it lies: before buf[at:].
+// extData is data written from where it lies: before buf[at:]. entry
+// marks the data of a raft entry, whose checksum a crcCache may remember.
 type extData struct {
-	at   int
-	data []byte
+	at    int
+	data  []byte
+	entry bool
 }
 
 // encode appends batch frames holding q (split when a frame would exceed
@@ -107,7 +109,7 @@ func (p *peer) encodeVec(buf []byte, q []Envelope, vecMin int) ([]byte, []extDat
 		if firstExt == len(ext) {
 			buf = endFrame(buf, start)
 		} else {
-			endFrameExt(buf, start, ext[firstExt:], extBytes)
+			endFrameExt(buf, start, ext[firstExt:], extBytes, &p.t.crcs)
 		}
 		frames++
 	}
@@ -116,12 +118,17 @@ func (p *peer) encodeVec(buf []byte, q []Envelope, vecMin int) ([]byte, []extDat
 
 // endFrameExt fills the length and checksum of the frame that begins at
 // start, whose body also holds the external data ext (extBytes in all).
-func endFrameExt(buf []byte, start int, ext []extData, extBytes int) {
+// The sums of entry data come from crcs (nil: computed here).
+func endFrameExt(buf []byte, start int, ext []extData, extBytes int, crcs *crcCache) {
 	at := start + frameHeaderBytes
 	var crc uint32
 	for _, x := range ext {
 		crc = crc32.Update(crc, crcTable, buf[at:x.at])
-		crc = crc32.Update(crc, crcTable, x.data)
+		if x.entry && crcs != nil && len(x.data) > 0 {
+			crc = crcCombine(crc, crcs.sum(x.data), len(x.data))
+		} else {
+			crc = crc32.Update(crc, crcTable, x.data)
+		}
 		at = x.at
 	}
 	crc = crc32.Update(crc, crcTable, buf[at:])
@@ -230,7 +237,7 @@ func appendMsgVec(buf []byte, ext []extData, m, head *raftpb.Message, vecMin int
 		buf = protowire.AppendTag(buf, entFieldData, protowire.BytesType)
 		buf = protowire.AppendVarint(buf, uint64(len(e.Data)))
 		if len(e.Data) >= vecMin {
-			ext = append(ext, extData{at: len(buf), data: e.Data})
+			ext = append(ext, extData{at: len(buf), data: e.Data, entry: true})
 			extBytes += len(e.Data)
 			continue
 		}

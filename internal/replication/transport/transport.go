@@ -100,6 +100,7 @@ type Transport struct {
 	keys      [][]byte
 	ln        net.Listener
 	stats     counters
+	crcs      crcCache // entry checksums shared by the peers' writers
 
 	done chan struct{}
 	wg   sync.WaitGroup
