@@ -2,6 +2,7 @@ package replication
 
 import (
 	"fmt"
+	"runtime"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -75,6 +76,11 @@ func (h *Host) persistReady(g *group, d DeferredSync) (persisting, error) {
 	if p.early {
 		h.sendMessages(g, rd.Messages)
 		h.flush()
+		// Let the writers take their messages before this goroutine
+		// writes the entries: the local append copies without giving the
+		// processor up (internal/rawio), so with one processor the
+		// writers would otherwise wait for it.
+		runtime.Gosched()
 	}
 	if len(rd.Entries) > 0 {
 		var err error
