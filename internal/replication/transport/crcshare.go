@@ -5,9 +5,12 @@ import (
 	"sync"
 )
 
-// crcCacheLen is how many recent entries a crcCache remembers: enough for
-// the appends of a flush to every follower.
-const crcCacheLen = 32
+// crcCacheLen is how many recent entries a crcCache remembers: the
+// writers of one flush run within microseconds of each other, and every
+// remembered entry stays in memory until it is displaced (with 1 MB
+// batches a longer list made the collector's heap target, and the fresh
+// memory written per batch, grow).
+const crcCacheLen = 8
 
 // crcCache remembers the CRC-32C of the large raft entries written
 // recently, so that the leader's writers (one per follower) checksum an
