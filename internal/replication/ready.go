@@ -40,8 +40,9 @@ import (
 // acknowledgements and votes promise what it has persisted.
 //
 // Messages sent early go out with a flush of the whole outbox (everything
-// in it belongs to Readys already handled), so the transport's writer
-// marshals and writes them while this goroutine appends.
+// in it belongs to Readys already handled), and the loop then yields, so
+// the transport's writers write them before this goroutine appends and
+// the followers receive while it does.
 func (h *Host) handleReady(g *group) error {
 	p, err := h.persistReady(g, nil)
 	if err != nil {
