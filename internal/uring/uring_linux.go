@@ -71,15 +71,18 @@ type ring struct {
 }
 
 // pool hands out rings: free holds idle ones; made counts those created.
+// Once io_uring is given up (a ring cannot be set up, or one stopped
+// taking submissions), off is closed and why says why, for good.
 type pool struct {
-	mu          sync.Mutex
-	free        chan *ring
-	made        int
-	unsupported atomic.Bool
-	why         error
+	mu      sync.Mutex
+	free    chan *ring
+	made    int // guarded by mu
+	off     chan struct{}
+	offOnce sync.Once
+	why     error // set before off is closed
 }
 
-var rings = &pool{free: make(chan *ring, MaxRings)}
+var rings = &pool{free: make(chan *ring, MaxRings), off: make(chan struct{})}
 
 // Fdatasync makes the written data of f durable, as fdatasync(2), waiting
 // for it in the network poller. It returns an error wrapping
@@ -93,54 +96,56 @@ func Fdatasync(f *os.File) error {
 	err = r.fdatasync(f)
 	if errors.Is(err, errRingBroken) {
 		r.close()
-		rings.lost()
-		return fmt.Errorf("%w: %w", errors.ErrUnsupported, err)
+		return rings.giveUp(err)
 	}
 	rings.put(r)
 	return err
 }
 
 // errRingBroken marks a ring that can no longer be trusted (a submission
-// the kernel did not take): it is closed and the caller syncs itself.
+// the kernel did not take, an eventfd that cannot be read).
 var errRingBroken = errors.New("io_uring submission failed")
 
+// get returns an idle ring, a new one while fewer than MaxRings exist, or
+// waits for one; once io_uring is given up it returns why.
 func (p *pool) get() (*ring, error) {
-	if p.unsupported.Load() {
-		return nil, p.why
-	}
 	select {
+	case <-p.off:
+		return nil, p.why
 	case r := <-p.free:
 		return r, nil
 	default:
 	}
 	p.mu.Lock()
-	if p.made < MaxRings && !p.unsupported.Load() {
+	if p.made < MaxRings {
 		p.made++
 		p.mu.Unlock()
 		r, err := newRing()
 		if err != nil {
-			p.mu.Lock()
-			p.made--
-			p.unsupported.Store(true)
-			p.why = fmt.Errorf("%w: io_uring: %w", errors.ErrUnsupported, err)
-			p.mu.Unlock()
-			return nil, p.why
+			return nil, p.giveUp(err)
 		}
 		return r, nil
 	}
 	p.mu.Unlock()
-	if p.unsupported.Load() {
+	select {
+	case <-p.off:
 		return nil, p.why
+	case r := <-p.free:
+		return r, nil
 	}
-	return <-p.free, nil
 }
 
 func (p *pool) put(r *ring) { p.free <- r }
 
-func (p *pool) lost() {
-	p.mu.Lock()
-	p.made--
-	p.mu.Unlock()
+// giveUp turns io_uring off for the process (the first cause wins) and
+// returns the error every caller gets from then on.
+func (p *pool) giveUp(cause error) error {
+	p.offOnce.Do(func() {
+		p.why = fmt.Errorf("%w: io_uring: %w", errors.ErrUnsupported, cause)
+		close(p.off)
+	})
+	<-p.off
+	return p.why
 }
 
 func newRing() (*ring, error) {

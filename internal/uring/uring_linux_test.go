@@ -52,8 +52,11 @@ func TestFdatasync(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if rings.made > MaxRings {
-		t.Fatalf("%d rings made, at most %d allowed", rings.made, MaxRings)
+	rings.mu.Lock()
+	made := rings.made
+	rings.mu.Unlock()
+	if made > MaxRings {
+		t.Fatalf("%d rings made, at most %d allowed", made, MaxRings)
 	}
 }
 
@@ -91,5 +94,28 @@ func TestFdatasyncErrors(t *testing.T) {
 	defer g.Close()
 	if err := Fdatasync(g); err != nil {
 		t.Fatalf("sync after failed ones: %v", err)
+	}
+}
+
+// TestGiveUpReleasesWaiters: callers waiting for a ring when io_uring is
+// given up get the refusal, and so does every later caller.
+func TestGiveUpReleasesWaiters(t *testing.T) {
+	p := &pool{free: make(chan *ring, MaxRings), off: make(chan struct{}), made: MaxRings} // every ring busy
+	got := make(chan error, 1)
+	go func() {
+		_, err := p.get()
+		got <- err
+	}()
+	if err := p.giveUp(errRingBroken); !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, errRingBroken) {
+		t.Fatalf("giveUp: %v", err)
+	}
+	if err := <-got; !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("waiter: %v, want errors.ErrUnsupported", err)
+	}
+	if _, err := p.get(); !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, errRingBroken) {
+		t.Fatalf("later caller: %v, want the first cause", err)
+	}
+	if err := p.giveUp(errors.New("second")); errors.Is(err, errors.New("second")) || !errors.Is(err, errRingBroken) {
+		t.Fatalf("second giveUp changed the cause: %v", err)
 	}
 }
