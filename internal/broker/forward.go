@@ -35,6 +35,12 @@ func (f partitionForwarder) AwaitLeader(ctx context.Context, g replication.Group
 	return f.host().AwaitLeader(ctx, g)
 }
 
+// AwaitReadable implements partition.Forwarder.
+func (f partitionForwarder) AwaitReadable(ctx context.Context, g replication.GroupID) error {
+	_, err := f.host().WaitFor(ctx, g, func(v replication.View) bool { return v.Readable })
+	return err
+}
+
 // Forward implements partition.Forwarder.
 func (f partitionForwarder) Forward(ctx context.Context, to replication.NodeID, payload []byte) ([]byte, error) {
 	return f.host().Call(ctx, to, callForward, payload)

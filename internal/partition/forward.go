@@ -69,8 +69,24 @@ func (p *Plane) routeRead(x *dispatch.Exchange, fwd *remoteRequest, stream, topi
 	if !has(ids, pid) {
 		return false
 	}
-	return p.elsewhere(x, fwd, ref, pid)
+	if p.elsewhere(x, fwd, ref, pid) {
+		return true
+	}
+	// It runs here, on the leader: not before the leader has applied
+	// everything committed before its term (a node that has just been
+	// elected holds those entries but may not have applied them yet).
+	ctx, cancel := context.WithTimeout(x.Conn.Context(), readableWait)
+	defer cancel()
+	if err := p.opts.Forwarder.AwaitReadable(ctx, replicated.GroupID(ref, pid)); err != nil {
+		x.Deny(wire.ErrTransientNotCommitted.Code)
+		return true
+	}
+	return false
 }
+
+// readableWait bounds how long a read on a new leader waits for the
+// entries of earlier terms to apply before it is answered 57 (retry).
+const readableWait = 2 * time.Second
 
 // elsewhere routes a request for partition pid of ref: false when this
 // node holds the replica that leads it (the request runs here); true when

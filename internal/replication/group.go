@@ -65,8 +65,11 @@ type group struct {
 	confState *raftpb.ConfState
 	members   map[NodeID]bool // voters, learners and outgoing voters
 	applied   uint64
-	lead      uint64 // raft id of the leader (0: none), from SoftState
-	state     raft.StateType
+	// appliedTerm is the term of the entry at applied (0 before the
+	// first apply of this process, or after a restore of an unknown term).
+	appliedTerm uint64
+	lead        uint64 // raft id of the leader (0: none), from SoftState
+	state       raft.StateType
 
 	dirty        bool
 	quiesced     bool
@@ -541,7 +544,7 @@ func (h *Host) apply(g *group, e *raftpb.Entry) {
 		// change) reads the new voters through Status.
 		h.publish(g)
 	}
-	g.applied = e.GetIndex()
+	g.applied, g.appliedTerm = e.GetIndex(), e.GetTerm()
 	if w := g.pending[e.GetIndex()]; w != nil {
 		delete(g.pending, e.GetIndex())
 		if w.term == e.GetTerm() {

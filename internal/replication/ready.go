@@ -166,7 +166,7 @@ func (h *Host) restoreSnapshot(g *group, snap *raftpb.Snapshot) error {
 	if err := g.machine.Restore(md.GetIndex(), snap.GetData()); err != nil {
 		return fmt.Errorf("restore snapshot at %d: %w", md.GetIndex(), err)
 	}
-	g.applied, g.lastIndex = md.GetIndex(), md.GetIndex()
+	g.applied, g.lastIndex, g.appliedTerm = md.GetIndex(), md.GetIndex(), md.GetTerm()
 	g.setConf(proto.CloneOf(md.GetConfState()))
 	for idx, w := range g.pending {
 		if idx <= g.applied {

@@ -54,6 +54,14 @@ type View struct {
 	Term      uint64
 	Commit    uint64
 	Applied   uint64
+	// Readable is true on a leader that has applied an entry of its own
+	// term: raft commits no entry of a term before every entry committed
+	// in earlier terms, so this node's state machine then holds every
+	// write any leader acknowledged, and reads served from it see them.
+	// A node that just became leader (its log holds those entries, but
+	// it may not have applied them yet) is not Readable until the empty
+	// entry raft appends for its term has applied here.
+	Readable bool
 	// Quiesced is true while the group does not tick.
 	Quiesced bool
 	// Voters and Learners are the current configuration; Joint is true
@@ -64,7 +72,7 @@ type View struct {
 
 func (v View) equal(o View) bool {
 	return v.Leader == o.Leader && v.HasLeader == o.HasLeader && v.Role == o.Role && v.Term == o.Term &&
-		v.Commit == o.Commit && v.Applied == o.Applied && v.Quiesced == o.Quiesced && v.Joint == o.Joint &&
+		v.Commit == o.Commit && v.Applied == o.Applied && v.Readable == o.Readable && v.Quiesced == o.Quiesced && v.Joint == o.Joint &&
 		slices.Equal(v.Voters, o.Voters) && slices.Equal(v.Learners, o.Learners)
 }
 
@@ -89,6 +97,7 @@ func (h *Host) publish(g *group) {
 		Term:      st.GetTerm(),
 		Commit:    st.GetCommit(),
 		Applied:   g.applied,
+		Readable:  st.RaftState == raft.StateLeader && g.appliedTerm == st.GetTerm(),
 		Quiesced:  g.quiesced,
 		Joint:     len(g.confState.GetVotersOutgoing()) > 0,
 	}

@@ -26,8 +26,9 @@ import (
 // unknown, or the same request still in flight in the log (an earlier
 // copy not yet applied, e.g. uncommitted in a new leader's log) → 57; a
 // copy that committed meanwhile → the duplicate window's answer.
-// Polls and GET_CONSUMER_OFFSET are served from the local applied state on
-// every node. A poll's auto-commit is stored at once and proposed without
+// Polls and GET_CONSUMER_OFFSET are served from the leader's applied
+// state, once the leader is Readable (the plane's routeRead waits for
+// it). A poll's auto-commit is stored at once and proposed without
 // waiting by the leader; on a follower it is stored locally and not
 // replicated. An Async
 // write (NoAck) answers once the leader's checks pass and is proposed in
