@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"time"
 
 	"github.com/iggo-dev/iggo/internal/partition"
 	"github.com/iggo-dev/iggo/internal/replication"
@@ -36,9 +37,8 @@ func (f partitionForwarder) AwaitLeader(ctx context.Context, g replication.Group
 }
 
 // AwaitReadable implements partition.Forwarder.
-func (f partitionForwarder) AwaitReadable(ctx context.Context, g replication.GroupID) error {
-	_, err := f.host().WaitFor(ctx, g, func(v replication.View) bool { return v.Readable })
-	return err
+func (f partitionForwarder) AwaitReadable(ctx context.Context, g replication.GroupID, within time.Duration) error {
+	return f.host().AwaitReadable(ctx, g, within)
 }
 
 // Forward implements partition.Forwarder.

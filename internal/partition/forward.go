@@ -75,9 +75,7 @@ func (p *Plane) routeRead(x *dispatch.Exchange, fwd *remoteRequest, stream, topi
 	// It runs here, on the leader: not before the leader has applied
 	// everything committed before its term (a node that has just been
 	// elected holds those entries but may not have applied them yet).
-	ctx, cancel := context.WithTimeout(x.Conn.Context(), readableWait)
-	defer cancel()
-	if err := p.opts.Forwarder.AwaitReadable(ctx, replicated.GroupID(ref, pid)); err != nil {
+	if err := p.opts.Forwarder.AwaitReadable(x.Conn.Context(), replicated.GroupID(ref, pid), readableWait); err != nil {
 		x.Deny(wire.ErrTransientNotCommitted.Code)
 		return true
 	}

@@ -32,9 +32,8 @@ func (f hostForwarder) LeaderOf(g replication.GroupID) (replication.NodeID, bool
 func (f hostForwarder) AwaitLeader(ctx context.Context, g replication.GroupID) (replication.NodeID, error) {
 	return f.r.host().AwaitLeader(ctx, g)
 }
-func (f hostForwarder) AwaitReadable(ctx context.Context, g replication.GroupID) error {
-	_, err := f.r.host().WaitFor(ctx, g, func(v replication.View) bool { return v.Readable })
-	return err
+func (f hostForwarder) AwaitReadable(ctx context.Context, g replication.GroupID, within time.Duration) error {
+	return f.r.host().AwaitReadable(ctx, g, within)
 }
 func (f hostForwarder) Forward(ctx context.Context, to replication.NodeID, payload []byte) ([]byte, error) {
 	return f.r.host().Call(ctx, to, callForward, payload)
@@ -260,7 +259,9 @@ func (f *fakeForwarder) LeaderOf(replication.GroupID) (replication.NodeID, bool)
 	defer f.mu.Unlock()
 	return f.leader, f.known
 }
-func (f *fakeForwarder) AwaitReadable(context.Context, replication.GroupID) error { return nil }
+func (f *fakeForwarder) AwaitReadable(context.Context, replication.GroupID, time.Duration) error {
+	return nil
+}
 func (f *fakeForwarder) AwaitLeader(ctx context.Context, g replication.GroupID) (replication.NodeID, error) {
 	for {
 		if l, ok := f.LeaderOf(g); ok {

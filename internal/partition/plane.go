@@ -41,11 +41,12 @@ type Forwarder interface {
 	LeaderOf(g replication.GroupID) (replication.NodeID, bool)
 	// AwaitLeader waits until a leader of g is known (LeaderOf).
 	AwaitLeader(ctx context.Context, g replication.GroupID) (replication.NodeID, error)
-	// AwaitReadable waits until this node's replica of g leads and has
-	// applied an entry of its own term (replication.View.Readable), so
-	// that a read served from its applied state sees every acknowledged
-	// write; an error when ctx ends first.
-	AwaitReadable(ctx context.Context, g replication.GroupID) error
+	// AwaitReadable waits, at most within, until this node's replica of g
+	// leads and has applied an entry of its own term
+	// (replication.Host.AwaitReadable), so that a read served from its
+	// applied state sees every acknowledged write; an error when it does
+	// not in time.
+	AwaitReadable(ctx context.Context, g replication.GroupID, within time.Duration) error
 	// Forward sends a forwarded request to node to and returns the
 	// payload ServeForwarded answered there.
 	Forward(ctx context.Context, to replication.NodeID, payload []byte) ([]byte, error)

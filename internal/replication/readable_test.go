@@ -56,3 +56,32 @@ func TestReadableAfterOwnTermApplied(t *testing.T) {
 		}
 	}
 }
+
+// TestAwaitReadable: a Readable leader answers at once and without an
+// allocation (it runs for every poll); a follower is refused once the
+// bound has passed.
+func TestAwaitReadable(t *testing.T) {
+	c := newCluster(t, 3, 12, nil)
+	defer c.stop()
+	const g GroupID = 1
+	c.addGroup(g)
+	if _, err := c.propose(g, []byte("one"), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	lead := c.leader(g, 5*time.Second)
+	ctx := context.Background()
+	if err := c.hosts[lead].AwaitReadable(ctx, g, 5*time.Second); err != nil {
+		t.Fatalf("leader: %v", err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = c.hosts[lead].AwaitReadable(ctx, g, time.Second) }); n != 0 {
+		t.Fatalf("AwaitReadable on a Readable leader allocates %.0f times", n)
+	}
+	follower := (lead + 1) % 3
+	start := time.Now()
+	if err := c.hosts[follower].AwaitReadable(ctx, g, 50*time.Millisecond); err == nil {
+		t.Fatal("a follower is Readable")
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Fatalf("a follower was refused after %s, before the bound", d)
+	}
+}

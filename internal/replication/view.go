@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.etcd.io/raft/v3"
 )
@@ -156,6 +157,20 @@ func (h *Host) Status(g GroupID) (View, bool) {
 func (h *Host) Leader(g GroupID) (NodeID, bool) {
 	v, ok := h.Status(g)
 	return v.Leader, ok && v.HasLeader
+}
+
+// AwaitReadable returns nil once this node leads group g and has applied
+// an entry of its own term (View.Readable), waiting at most within (and
+// while ctx lasts). A Readable group costs one view lookup: no context or
+// timer is made unless it has to wait.
+func (h *Host) AwaitReadable(ctx context.Context, g GroupID, within time.Duration) error {
+	if v, ok := h.Status(g); ok && v.Readable {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	_, err := h.WaitFor(ctx, g, func(v View) bool { return v.Readable })
+	return err
 }
 
 // WaitFor blocks until cond holds for group g's view, ctx ends or the host
